@@ -1,0 +1,132 @@
+"""The ``twilight-companion`` command (CONTRACT C3–C9).
+
+Only argparse lives here. Each command's work is imported lazily from the
+module that owns it, so ``score`` starts without loading OpenCV, numpy or Flask.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+EXIT_INVALID = 2
+
+# command -> "module:function"; each function takes the parsed args, returns an exit status
+HANDLERS = {
+    "score": "companion.score:run",
+    "history": "companion.history:run_history",
+    "export": "companion.history:run_export",
+    "deck print": "vision.printsheet:run",
+    "deck enrol": "vision.profile:run_enrol",
+    "recognise": "vision.recognise:run",
+    "simulate": "vision.movie:run",
+    "watch": "companion.app:run_watch",
+    "serve": "companion.app:run_serve",
+    "demo": "companion.app:run_demo",
+    "leds test": "hardware.leds:run_test",
+}
+
+
+def _add_data(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--data", metavar="DIR", help="folder of the game log (default: "
+                   "$STATE_DIRECTORY, else ~/.local/share/twilight-companion)")
+
+
+def _add_service(p: argparse.ArgumentParser, host: str | None) -> None:
+    _add_data(p)
+    p.add_argument("--config", metavar="PATH", help="TOML config file")
+    p.add_argument("--port", type=int, default=None, help="web port (default 8000)")
+    p.add_argument("--host", default=host, metavar="ADDR", help="bind address")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="twilight-companion", description="A camera table companion for Twilight."
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("score", help="score a hand (C2) or match (C4) record")
+    p.add_argument("file", metavar="FILE", help="record file, - for standard input")
+
+    p = sub.add_parser("history", help="matches in the game log")
+    _add_data(p)
+    p = sub.add_parser("export", help="write a match from the game log as a C4 record")
+    p.add_argument("match", metavar="MATCH", help="match number from `history`")
+    p.add_argument("--out", required=True, metavar="FILE")
+    _add_data(p)
+
+    deck = sub.add_parser("deck", help="built-in deck sheets and deck profiles")
+    dsub = deck.add_subparsers(dest="deck_command", required=True, metavar="ACTION")
+    p = dsub.add_parser("print", help="print sheets of the built-in deck (C8)")
+    p.add_argument("--out", required=True, metavar="DIR")
+    p = dsub.add_parser("enrol", help="teach a deck from one image per card (C5)")
+    p.add_argument("dir", metavar="DIR")
+    p.add_argument("--out", required=True, metavar="DECK")
+
+    p = sub.add_parser("recognise", help="read the cards at the Twilight card (C6)")
+    p.add_argument("images", nargs="+", metavar="IMAGE")
+    p.add_argument("--deck", metavar="DECK", help="deck profile (default: built-in deck)")
+    p.add_argument("--card", action="store_true", help="each image is one card alone")
+    p.add_argument("--annotate", metavar="DIR", help="write annotated images here")
+    p.add_argument("--mirror", action="store_true", help="swap east and west")
+
+    p = sub.add_parser("simulate", help="render simulated hand movies with truth")
+    p.add_argument("--out", required=True, metavar="DIR")
+    p.add_argument("--hands", type=int, default=1)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--style", type=int, default=0)
+    p.add_argument("--size", default="1280x720")
+    p.add_argument("--fps", type=float, default=10.0)
+    p.add_argument("--video", action="store_true", help="write a video instead of frames")
+
+    p = sub.add_parser("watch", help="watch a table or a recording, write events (C7)")
+    p.add_argument("--source", required=True, metavar="SRC")
+    p.add_argument("--deck", metavar="DECK")
+    p.add_argument("--events", required=True, metavar="FILE")
+    p.add_argument("--mode", choices=["four", "three"], default="four")
+    p.add_argument("--soloist", metavar="SEAT")
+    p.add_argument("--web", action="store_true", help="also serve the score page")
+    p.add_argument("--mirror", action="store_true")
+    _add_service(p, None)
+
+    p = sub.add_parser("serve", help="run the companion on the table (C9)")
+    _add_service(p, None)
+    p = sub.add_parser("demo", help="run the companion on its simulated table (C9)")
+    _add_service(p, None)
+    p.add_argument("--hands", type=int, default=0, help="stop after N hands (0: run on)")
+    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--speed", type=float, default=1.0, help="pace of the simulated table")
+
+    leds = sub.add_parser("leds", help="seat LEDs")
+    lsub = leds.add_subparsers(dest="leds_command", required=True, metavar="ACTION")
+    p = lsub.add_parser("test", help="light each seat in turn and name it")
+    p.add_argument("--config", metavar="PATH")
+    p.add_argument("--delay", type=float, default=1.0)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    key = args.command
+    if key == "deck":
+        key = f"deck {args.deck_command}"
+    elif key == "leds":
+        key = f"leds {args.leds_command}"
+    module_name, func_name = HANDLERS[key].split(":")
+    try:
+        func = getattr(importlib.import_module(module_name), func_name)
+    except (ImportError, AttributeError) as exc:
+        print(f"twilight-companion {key}: not available in this installation ({exc})",
+              file=sys.stderr)
+        return 1
+    try:
+        return int(func(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,340 @@
+"""One hand of Twilight: plays, tricks, purgatory, souls and score (R2–R6, R9).
+
+Standard library only. A :class:`Hand` takes checked plays and can take them
+back; everything else (tricks, who is on turn, what lies, the score) follows
+from the plays:
+
+>>> from companion.cards import Card, Seat
+>>> hand = Hand(leader=Seat.EAST)
+>>> hand.play(Seat.EAST, Card.parse("sun-souls-7"))
+>>> hand.next
+(Seat.SOUTH, Cult.MOON)
+>>> hand.undo()
+(Seat.EAST, Card.parse('sun-souls-7'))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from companion.cards import Card, Cult, Kind, Seat
+
+CARDS_PER_HAND = 28
+TRICKS_PER_HAND = 7
+
+
+class RuleError(ValueError):
+    """Something the rules refuse. ``rule`` is the RULES.md section (e.g. "R3")."""
+
+    def __init__(self, message: str, rule: str) -> None:
+        super().__init__(message)
+        self.rule = rule
+
+
+class IllegalPlay(RuleError):
+    """A play the rules refuse (R9). Names the play by its index from 1, its
+    seat and card, and the rule it breaks. The hand is unchanged."""
+
+    def __init__(self, index: int, seat: Seat | str, card: Card | str, reason: str, rule: str):
+        self.index = index
+        self.seat = str(seat)
+        self.card = str(card)
+        self.reason = reason
+        super().__init__(f"play {index} ({self.seat}, {self.card}): {reason} ({rule})", rule)
+
+
+@dataclass(frozen=True, slots=True)
+class Play:
+    """A card laid at a seat's side of the Twilight card (for that seat, R3)."""
+
+    seat: Seat
+    card: Card
+
+    def to_dict(self) -> dict[str, str]:
+        return {"seat": self.seat.value, "card": self.card.id}
+
+
+class Trick:
+    """Up to four plays in clockwise order from ``leader``."""
+
+    __slots__ = ("leader", "plays", "taker")
+
+    def __init__(self, leader: Seat) -> None:
+        self.leader = leader
+        self.plays: list[Play] = []
+        #: Seat with the highest card (first played among equals); set when complete.
+        self.taker: Seat | None = None
+
+    @property
+    def complete(self) -> bool:
+        return len(self.plays) == 4
+
+    @property
+    def lies(self) -> bool:
+        """A complete trick with a purgatory in it is won by nobody (R4)."""
+        return self.complete and any(p.card.kind is Kind.PURGATORY for p in self.plays)
+
+    @property
+    def winner(self) -> Seat | None:
+        """The seat that took the trick, ``None`` while incomplete or lying."""
+        if self.taker is None or self.lies:
+            return None
+        return self.taker
+
+    @property
+    def cards(self) -> list[Card]:
+        return [p.card for p in self.plays]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "leader": self.leader.value,
+            "plays": [p.to_dict() for p in self.plays],
+            "winner": self.winner.value if self.winner else None,
+            "lies": self.lies,
+        }
+
+
+def highest(plays: Sequence[Play]) -> Play:
+    """The winning play of a trick: highest rank, first played among equals (R4)."""
+    best = plays[0]
+    for p in plays[1:]:
+        if p.card.rank > best.card.rank:
+            best = p
+    return best
+
+
+def multiplier_of(shrines: Iterable[Card]) -> int:
+    """Sum of the built shrines' multipliers: altar 1, temple 2, obelisk 3 (R6)."""
+    return sum(card.shrine for card in shrines)
+
+
+class Hand:
+    """A hand in progress or complete.
+
+    ``moon_seats`` are the two opposite seats at the Twilight card's moon sides.
+    ``leader`` leads the first trick; with ``leader=None`` the first play's seat
+    leads. ``expected_leader`` is only shown as on turn before the first play
+    (the table may still lead from another seat, C7).
+    """
+
+    def __init__(
+        self,
+        moon_seats: Sequence[Seat] = (Seat.NORTH, Seat.SOUTH),
+        leader: Seat | None = None,
+        *,
+        expected_leader: Seat | None = None,
+    ) -> None:
+        a, b = moon_seats
+        if a.opposite is not b:
+            raise RuleError(
+                f"moon seats must be opposite each other, not {a.value} and {b.value} (R1)", "R1"
+            )
+        self.moon_seats: tuple[Seat, Seat] = (a, b) if a.index < b.index else (b, a)
+        self.leader = leader
+        self.expected_leader = expected_leader if leader is None else leader
+        self._cult = {s: (Cult.MOON if s in self.moon_seats else Cult.SUN) for s in Seat}
+        self._reset()
+
+    # -- state ------------------------------------------------------------------------------
+    def _reset(self) -> None:
+        self.plays: list[Play] = []
+        self.tricks: list[Trick] = []
+        self._played = 0  # bit mask of played cards
+        self._lying: list[Trick] = []
+        self._won: dict[Cult, list[Card]] = {Cult.SUN: [], Cult.MOON: []}
+        self._on_turn: Seat | None = self.leader
+
+    def cult_of(self, seat: Seat) -> Cult:
+        """The cult a seat must have played (R3): the side of the Twilight card it faces."""
+        return self._cult[seat]
+
+    @property
+    def complete(self) -> bool:
+        return len(self.plays) == CARDS_PER_HAND
+
+    @property
+    def next(self) -> tuple[Seat, Cult] | None:
+        """Who is on turn and the cult he must have played; ``None`` once complete."""
+        if len(self.plays) == CARDS_PER_HAND:
+            return None
+        seat = self._on_turn or self.expected_leader
+        if seat is None:
+            return None
+        return seat, self._cult[seat]
+
+    @property
+    def first_leader(self) -> Seat | None:
+        return self.tricks[0].leader if self.tricks else self.leader
+
+    @property
+    def lying(self) -> list[Card]:
+        """Cards of finished tricks that lie, won by nobody yet (R4); empty once complete."""
+        if self.complete:
+            return []
+        return [c for t in self._lying for c in t.cards]
+
+    @property
+    def lying_tricks(self) -> list[Trick]:
+        return [] if self.complete else list(self._lying)
+
+    @property
+    def neutral(self) -> list[Card]:
+        """Tricks still lying after the seventh trick count for nobody (R4)."""
+        if not self.complete:
+            return []
+        return [c for t in self._lying for c in t.cards]
+
+    def won(self, party: Cult) -> list[Card]:
+        return list(self._won[party])
+
+    def souls(self, party: Cult) -> int:
+        return sum(c.souls for c in self._won[party])
+
+    def built_shrines(self, party: Cult) -> list[Card]:
+        """Shrines of the party's own cult that it took (R6)."""
+        return [c for c in self._won[party] if c.kind is Kind.SHRINE and c.cult is party]
+
+    def multiplier(self, party: Cult) -> int:
+        return multiplier_of(self.built_shrines(party))
+
+    def score(self, party: Cult) -> int:
+        return self.souls(party) * self.multiplier(party)
+
+    @property
+    def scores(self) -> dict[str, int]:
+        return {"sun": self.score(Cult.SUN), "moon": self.score(Cult.MOON)}
+
+    def played(self, card: Card) -> bool:
+        return bool(self._played & card.bit)
+
+    def possible_cards(self, seat: Seat) -> list[Card]:
+        """Cards that could legally be laid at ``seat`` now if it were on turn."""
+        from companion.cards import cards_of
+
+        cult = self._cult[seat]
+        return [c for c in cards_of(cult) if not self._played & c.bit]
+
+    # -- changes ----------------------------------------------------------------------------
+    def check(self, seat: Seat, card: Card) -> None:
+        """Raise :class:`IllegalPlay` if ``card`` may not be laid at ``seat`` now (R3, R9)."""
+        index = len(self.plays) + 1
+        if index > CARDS_PER_HAND:
+            raise IllegalPlay(index, seat, card, "the hand is over after seven tricks", "R9")
+        on_turn = self._on_turn
+        if on_turn is not None and seat is not on_turn:
+            trick = self.tricks[-1] if self.tricks and not self.tricks[-1].complete else None
+            if trick is not None and any(p.seat is seat for p in trick.plays):
+                reason = f"{seat.value} already has a card in this trick; {on_turn.value} is on turn"
+            else:
+                reason = f"{seat.value} is not on turn, {on_turn.value} is"
+            raise IllegalPlay(index, seat, card, reason, "R3")
+        cult = self._cult[seat]
+        if card.cult is not cult:
+            raise IllegalPlay(
+                index, seat, card,
+                f"{seat.value} sits at a {cult.value} side and must have a {cult.value} card played",
+                "R3",
+            )
+        if self._played & card.bit:
+            raise IllegalPlay(index, seat, card, f"{card.id} was already played this hand", "R9")
+
+    def play(self, seat: Seat, card: Card) -> None:
+        """Lay ``card`` at ``seat``'s side. Raises :class:`IllegalPlay` and changes
+        nothing when the rules refuse it (R9)."""
+        self.check(seat, card)
+        self._apply(Play(seat, card))
+
+    def _apply(self, play: Play) -> None:
+        if not self.tricks or self.tricks[-1].complete:
+            self.tricks.append(Trick(play.seat))
+        trick = self.tricks[-1]
+        trick.plays.append(play)
+        self.plays.append(play)
+        self._played |= play.card.bit
+        if len(trick.plays) < 4:
+            self._on_turn = play.seat.left
+            return
+        taker = highest(trick.plays).seat
+        trick.taker = taker
+        if trick.lies:
+            self._lying.append(trick)
+        else:
+            pile = self._won[self._cult[taker]]
+            for t in self._lying:
+                pile.extend(t.cards)
+            pile.extend(trick.cards)
+            self._lying = []
+        self._on_turn = taker
+
+    def undo(self) -> Play:
+        """Take back the last play; the hand is exactly as before it. Raises
+        :class:`RuleError` when nothing was played."""
+        if not self.plays:
+            raise RuleError("nothing to undo: no card has been played in this hand", "R9")
+        plays = self.plays[:-1]
+        last = self.plays[-1]
+        self._reset()
+        for p in plays:
+            self._apply(p)
+        return last
+
+    def replace(self, k: int, card: Card) -> Play:
+        """Correct the ``k``-th play (from 1) to ``card``, re-checking every play
+        after it. On a refusal the hand is unchanged. Returns the old play."""
+        if not 1 <= k <= len(self.plays):
+            raise RuleError(
+                f"no play {k} to correct: the hand has {len(self.plays)} plays", "R9"
+            )
+        old = self.plays
+        new = list(old)
+        new[k - 1] = Play(old[k - 1].seat, card)
+        trial = Hand(self.moon_seats, self.leader, expected_leader=self.expected_leader)
+        for p in new:
+            trial.play(p.seat, p.card)
+        self._take(trial)
+        return old[k - 1]
+
+    def _take(self, other: Hand) -> None:
+        self.plays = other.plays
+        self.tricks = other.tricks
+        self._played = other._played
+        self._lying = other._lying
+        self._won = other._won
+        self._on_turn = other._on_turn
+
+    def copy(self) -> Hand:
+        twin = Hand(self.moon_seats, self.leader, expected_leader=self.expected_leader)
+        for p in self.plays:
+            twin._apply(p)
+        return twin
+
+    # -- output -----------------------------------------------------------------------------
+    def state_key(self) -> tuple[Any, ...]:
+        """Everything observable about the hand, for equality checks."""
+        return (self.moon_seats, self.leader, self.expected_leader, tuple(self.plays),
+                self.to_dict())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Hand) and self.state_key() == other.state_key()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The C3 form."""
+        nxt = self.next
+        return {
+            "complete": self.complete,
+            "tricks": [t.to_dict() for t in self.tricks],
+            "next": {"seat": nxt[0].value, "cult": nxt[1].value} if nxt else None,
+            "lying": [c.id for c in self.lying],
+            "won": {p.value: [c.id for c in self._won[p]] for p in (Cult.SUN, Cult.MOON)},
+            "neutral": [c.id for c in self.neutral],
+            "souls": {p.value: self.souls(p) for p in (Cult.SUN, Cult.MOON)},
+            "multiplier": {p.value: self.multiplier(p) for p in (Cult.SUN, Cult.MOON)},
+            "score": self.scores,
+        }
+
+    def __repr__(self) -> str:
+        return f"<Hand {len(self.plays)} plays, next={self.next}, score={self.scores}>"
