@@ -10,7 +10,7 @@ from the plays:
 >>> hand.next
 (Seat.SOUTH, Cult.MOON)
 >>> hand.undo()
-(Seat.EAST, Card.parse('sun-souls-7'))
+Play(seat=Seat.EAST, card=Card.parse('sun-souls-7'))
 """
 
 from __future__ import annotations

@@ -1,0 +1,340 @@
+"""The game log: an append-only SQLite event log, the single source of truth.
+
+Every change to the game — a card the camera saw, an undo from a phone, a
+button press — is an event. :class:`GameLog` checks it against the rules
+(:class:`~companion.game.Game`), stores it durably (WAL, ``synchronous=FULL``;
+the call returns only once the event is on disk) and then tells subscribers.
+At start the live game is rebuilt by replaying the log.
+
+Thread-safe: any thread may append, read snapshots, subscribe or wait.
+
+>>> import tempfile
+>>> log = GameLog.open(tempfile.mkdtemp())
+>>> log.play("east", "sun-souls-7")["hand"]["next"]
+{'seat': 'south', 'cult': 'moon'}
+>>> log.close()
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from companion.cards import Card, Seat
+from companion.game import Game, GameError
+from companion.records import match_record
+from companion.rules import RuleError
+
+log = logging.getLogger(__name__)
+
+APP_NAME = "twilight-companion"
+DB_NAME = "game.sqlite3"
+#: PRAGMA application_id: "TWLT"
+APPLICATION_ID = 0x54574C54
+SCHEMA_VERSION = 1
+
+Snapshot = dict[str, Any]
+Listener = Callable[[dict[str, Any], Snapshot], None]
+
+
+class LogError(RuntimeError):
+    """The game log cannot be opened, read or written (disk, permissions, version)."""
+
+
+def data_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """The data folder: ``--data DIR``, else ``$STATE_DIRECTORY`` (systemd), else
+    ``$XDG_DATA_HOME/twilight-companion`` (``~/.local/share/twilight-companion``)."""
+    if explicit:
+        return Path(explicit)
+    state = os.environ.get("STATE_DIRECTORY")
+    if state:
+        return Path(state.split(":")[0])
+    xdg = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return Path(xdg) / APP_NAME
+
+
+class GameLog:
+    """Append events, read snapshots, subscribe to changes.
+
+    Use :meth:`open` with a data folder. All mutating methods return the new
+    snapshot, or raise a :class:`~companion.rules.RuleError` (the game is
+    unchanged, nothing stored) or :class:`LogError` (storage trouble; nothing
+    stored, the game as it was).
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, clock: Callable[[], float] = time.time):
+        self.path = Path(path)
+        self._clock = clock
+        self._lock = threading.RLock()
+        self._changed = threading.Condition(self._lock)
+        self._listeners: list[Listener] = []
+        self._status: dict[str, Any] = {}
+        self._version = 0
+        self._snapshot: Snapshot | None = None
+        self.skipped = 0
+        self._db = self._connect()
+        self._game = self._replay()
+        if self._seq == 0:
+            self.append("new_match", mode="four", goal="standard")
+
+    @classmethod
+    def open(cls, folder: str | os.PathLike[str] | None = None, **kwargs: Any) -> GameLog:
+        directory = data_dir(folder)
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise LogError(f"cannot create the data folder {directory}: {exc.strerror}") from None
+        return cls(directory / DB_NAME, **kwargs)
+
+    # -- storage ----------------------------------------------------------------------------
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            db.execute("PRAGMA busy_timeout = 5000")
+            app_id = db.execute("PRAGMA application_id").fetchone()[0]
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+            tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            if app_id not in (0, APPLICATION_ID) or (app_id == 0 and tables):
+                db.close()
+                raise LogError(f"{self.path} is not a Twilight game log; refusing to touch it")
+            if version > SCHEMA_VERSION:
+                db.close()
+                raise LogError(
+                    f"{self.path} was written by a newer version (log format {version}, this "
+                    f"program reads {SCHEMA_VERSION}); refusing to change it"
+                )
+            mode = db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if mode.lower() != "wal":
+                log.warning("game log: journal mode %s, not WAL", mode)
+            db.execute("PRAGMA synchronous = FULL")
+            if not tables:
+                db.execute("BEGIN IMMEDIATE")
+                db.execute(
+                    "CREATE TABLE events (seq INTEGER PRIMARY KEY AUTOINCREMENT, "
+                    "ts REAL NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL)"
+                )
+                db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+                db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                db.execute("COMMIT")
+            return db
+        except sqlite3.DatabaseError as exc:
+            raise LogError(f"cannot open the game log {self.path}: {exc}") from None
+
+    def _rows(self) -> list[tuple[int, float, str, str]]:
+        try:
+            return self._db.execute("SELECT seq, ts, type, data FROM events ORDER BY seq").fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise LogError(f"cannot read the game log {self.path}: {exc}") from None
+
+    def _replay(self) -> Game:
+        game = Game()
+        self._seq = 0
+        for seq, ts, kind, data in self._rows():
+            self._seq = seq
+            try:
+                game.apply(kind, json.loads(data), ts)
+            except (RuleError, ValueError) as exc:
+                # Everything stored was checked when it came; a refusal now means
+                # the rules changed under an old log. Keep going with the rest.
+                self.skipped += 1
+                log.warning("game log: event %d (%s) no longer applies: %s", seq, kind, exc)
+        return game
+
+    def close(self) -> None:
+        with self._lock:
+            try:
+                self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except sqlite3.DatabaseError:
+                pass
+            self._db.close()
+
+    def integrity_check(self) -> str:
+        with self._lock:
+            return str(self._db.execute("PRAGMA integrity_check").fetchone()[0])
+
+    # -- appending --------------------------------------------------------------------------
+    def append(self, kind: str, **data: Any) -> Snapshot:
+        """Check an event against the game, store it, notify subscribers."""
+        data = {k: v for k, v in data.items() if v is not None}
+        with self._lock:
+            ts = self._clock()
+            self._game.apply(kind, data, ts)  # raises and changes nothing if refused
+            try:
+                cur = self._db.execute(
+                    "INSERT INTO events (ts, type, data) VALUES (?, ?, ?)",
+                    (ts, kind, json.dumps(data, separators=(",", ":"))),
+                )
+                self._seq = int(cur.lastrowid or self._seq + 1)
+            except sqlite3.DatabaseError as exc:
+                # Not stored: rebuild the game from what is on disk.
+                self._game = self._replay()
+                self._bump()
+                raise LogError(f"cannot write to the game log {self.path}: {exc}") from None
+            event = {"seq": self._seq, "ts": ts, "type": kind, "data": data}
+            snap = self._bump(event)
+            self._notify(event, snap)
+            return snap
+
+    def _bump(self, event: dict[str, Any] | None = None) -> Snapshot:
+        self._version += 1
+        self._last_event = event
+        self._snapshot = None
+        self._changed.notify_all()
+        return self.snapshot()
+
+    def _notify(self, event: dict[str, Any], snap: Snapshot) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(event, snap)
+            except Exception:  # a broken display must not stop the scoring
+                log.exception("game log: a subscriber failed on event %s", event.get("seq"))
+
+    def play(self, seat: Seat | str, card: Card | str, *, source: str = "camera",
+             frame: int | None = None) -> Snapshot:
+        return self.append("play", seat=str(seat), card=str(card), source=source, frame=frame)
+
+    def undo(self, *, source: str = "web") -> Snapshot:
+        return self.append("undo", source=source)
+
+    def correct(self, index: int, card: Card | str, *, source: str = "web") -> Snapshot:
+        return self.append("correct", index=index, card=str(card), source=source)
+
+    def refuse(self, seat: Seat | str | None, card: Card | str | None, message: str,
+               *, frame: int | None = None) -> Snapshot:
+        return self.append("refused", seat=str(seat) if seat else None,
+                           card=str(card) if card else None, message=message, frame=frame)
+
+    def dismiss(self) -> Snapshot:
+        return self.append("dismiss")
+
+    def new_hand(self, **setup: Any) -> Snapshot:
+        return self.append("new_hand", **setup)
+
+    def new_match(self, **setup: Any) -> Snapshot:
+        return self.append("new_match", **setup)
+
+    def setup(self, **setup: Any) -> Snapshot:
+        return self.append("setup", **setup)
+
+    def set_goal(self, goal: str) -> Snapshot:
+        return self.append("goal", goal=goal)
+
+    def set_mode(self, mode: str, soloist: str | None = None,
+                 pairing: str | None = None) -> Snapshot:
+        data: dict[str, Any] = {"mode": mode}
+        if soloist:
+            data["soloist"] = soloist
+        if pairing:
+            data["pairing"] = pairing
+        return self.append("mode", **data)
+
+    def set_setting(self, key: str, value: Any) -> Snapshot:
+        return self.append("setting", key=key, value=value)
+
+    # -- status (not stored: camera, LEDs, recognition health) -------------------------------
+    def set_status(self, key: str, value: Any) -> None:
+        """Publish a live status (e.g. ``camera``: ``"ok"``/``"lost"``) with the snapshot.
+        Only a change notifies."""
+        with self._lock:
+            if self._status.get(key) == value:
+                return
+            self._status[key] = value
+            snap = self._bump({"seq": None, "type": "status", "data": {key: value}})
+            self._notify({"seq": None, "type": "status", "data": {key: value}}, snap)
+
+    # -- reading ----------------------------------------------------------------------------
+    @property
+    def version(self) -> int:
+        return self._version
+
+    @property
+    def game(self) -> Game:
+        """The live game. Read it only while holding :attr:`lock`."""
+        return self._game
+
+    @property
+    def lock(self) -> threading.RLock:
+        return self._lock
+
+    def snapshot(self) -> Snapshot:
+        """The whole state the table sees, as plain JSON-able data. Do not mutate."""
+        with self._lock:
+            if self._snapshot is None:
+                g = self._game
+                last = getattr(self, "_last_event", None)
+                self._snapshot = {
+                    "version": self._version,
+                    "seq": self._seq,
+                    "hand": g.hand_view(),
+                    "match": g.match_view(),
+                    "refused": dict(g.refused) if g.refused else None,
+                    "settings": dict(g.settings),
+                    "status": dict(self._status),
+                    "last_event": {"seq": last["seq"], "type": last["type"]} if last else None,
+                }
+            return self._snapshot
+
+    def wait(self, version: int, timeout: float) -> Snapshot | None:
+        """Block until the version is past ``version`` (or ``timeout`` seconds);
+        returns the new snapshot or ``None`` on timeout."""
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while self._version <= version:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return None
+                self._changed.wait(remaining)
+            return self.snapshot()
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Call ``listener(event, snapshot)`` after every change, in the thread that
+        made it. Keep listeners quick. Returns a function that unsubscribes."""
+        with self._lock:
+            self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                if listener in self._listeners:
+                    self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def correction_choices(self, index: int) -> list[str]:
+        with self._lock:
+            return self._game.correction_choices(index)
+
+    def events(self, since: int = 0) -> list[dict[str, Any]]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT seq, ts, type, data FROM events WHERE seq > ? ORDER BY seq", (since,)
+            ).fetchall()
+        return [{"seq": s, "ts": t, "type": k, "data": json.loads(d)} for s, t, k, d in rows]
+
+    def matches(self) -> list[dict[str, Any]]:
+        """Every match in the log, oldest first: number, started, mode, goal, hands,
+        totals, over, winner."""
+        with self._lock:
+            g = self._game
+            out = [g.match_view(f.match, f.number, f.started) for f in g.finished]
+            out.append(g.match_view())
+        for m in out:
+            m["hand_count"] = len(m["hands"])
+        return out
+
+    def match_record(self, number: int) -> dict[str, Any]:
+        """The C4 record of match ``number`` (complete hands only)."""
+        with self._lock:
+            g = self._game
+            if number == g.match_number:
+                return match_record(g.match)
+            for f in g.finished:
+                if f.number == number:
+                    return match_record(f.match)
+        raise GameError(f"no match {number} in the log (see `twilight-companion history`)")
