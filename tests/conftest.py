@@ -1,0 +1,28 @@
+"""Shared fixtures."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def cli() -> list[str]:
+    """The installed command, or ``python -m companion`` next to it."""
+    exe = shutil.which("twilight-companion", path=os.path.dirname(sys.executable))
+    return [exe] if exe else [sys.executable, "-m", "companion"]
+
+
+@pytest.fixture
+def log(tmp_path):
+    from companion.gamelog import GameLog
+
+    game_log = GameLog.open(tmp_path / "data")
+    yield game_log
+    game_log.close()
