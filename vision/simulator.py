@@ -1,0 +1,762 @@
+"""A table simulator: what a camera above a Twilight table sees, with ground truth.
+
+:func:`render_scene` draws one still scene from a seed: a wood or cloth table,
+the Twilight card in a random pose, cards at some or all of its sides (older
+cards under them as when a purgatory trick lies), sometimes a hand and arm over
+the table, seen through a camera tilted up to about 12 degrees, with uneven
+light, soft shadows, a glare spot now and then, sensor noise, slight defocus
+and JPEG artefacts. Its :class:`Scene` carries the truth in the C6 form and the
+card outlines in image coordinates.
+
+The building blocks are public for :mod:`vision.movie`: a :class:`Table` holds
+what stays fixed for a scene or a whole movie (camera pose, table texture, light,
+noise) and renders lists of :class:`Placed` cards and an :class:`Arm`.
+
+Coordinates: the table plane is in millimetres, x to the right and y down the
+image (towards the south seat), origin at the image centre. Angles are degrees,
+positive clockwise as seen in the image. Seats' directions on the table follow
+C1: north is up the image, east right.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import cv2
+import numpy as np
+
+from companion.cards import CARDS, SEATS, Cult, Seat
+from vision.deck_art import CARD_MM, STYLES, render_card
+
+#: Default image size (width, height).
+DEFAULT_SIZE = (1280, 720)
+#: Table millimetres seen across the image height with no zoom jitter.
+VIEW_HEIGHT_MM = 400.0
+#: Horizontal field of view of the simulated camera, degrees.
+FOV_DEG = 62.0
+#: Largest camera tilt, degrees.
+MAX_TILT_DEG = 12.0
+#: Largest random turn of a side card from its seat's direction, degrees.
+SIDE_JITTER_DEG = 20.0
+#: Largest random turn of the Twilight card away from square to the image, degrees.
+#: Kept clear of 45 so that which side faces north is never ambiguous (C1).
+TWILIGHT_JITTER_DEG = 30.0
+#: Gap between the Twilight card and a side card, mm.
+SIDE_GAP_MM = (2.0, 14.0)
+#: Largest offset of a side card along its side of the Twilight card, mm.
+SIDE_OFFSET_MM = 12.0
+#: Chance that a side card lies upside down (turned 180 degrees from its seat).
+UPSIDE_DOWN_P = 0.3
+#: A card counts as occluded when this fraction of it is under the arm.
+OCCLUDED_FRACTION = 0.02
+#: Low-resolution factor for light, shadow and occlusion maps.
+_LOWRES = 4
+#: Passes (width factor, brightness) that shade the arm from its rims to its middle.
+ARM_SHADING = ((1.0, 0.7), (0.88, 0.78), (0.74, 0.86), (0.6, 0.93), (0.45, 0.99), (0.28, 1.04))
+#: uint8 light gain meaning 1.0 (gains up to 255/128 brighten).
+_LIGHT_ONE = 128.0
+#: Noise buffer margin (px): a random window of the buffer is used per frame.
+_NOISE_PAD = 64
+
+Quad = np.ndarray  # 4x2 float32, image px
+_SEAT_DIR = {Seat.NORTH: (0.0, -1.0), Seat.EAST: (1.0, 0.0), Seat.SOUTH: (0.0, 1.0),
+             Seat.WEST: (-1.0, 0.0)}
+#: Turn (degrees) of a card lying upright for the player at that seat (its foot towards him).
+SEAT_CARD_ANGLE = {Seat.SOUTH: 0.0, Seat.WEST: 90.0, Seat.NORTH: 180.0, Seat.EAST: 270.0}
+
+
+# -- poses ------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Placed:
+    """A card lying (or held ``lift_mm`` above the table): its id, centre in table mm
+    and turn in degrees (0 = upright in the image, positive clockwise)."""
+
+    card_id: str
+    x: float
+    y: float
+    angle: float
+    lift_mm: float = 0.0
+
+    def corners_mm(self) -> np.ndarray:
+        """The card's own corners (its top-left, top-right, bottom-right, bottom-left)
+        on the table, 4x2 mm."""
+        w, h = CARD_MM
+        local = np.array([(-w / 2, -h / 2), (w / 2, -h / 2), (w / 2, h / 2), (-w / 2, h / 2)])
+        return local @ _rot(self.angle).T + (self.x, self.y)
+
+    def moved(self, x: float, y: float, angle: float | None = None,
+              lift_mm: float | None = None) -> Placed:
+        return Placed(self.card_id, x, y, self.angle if angle is None else angle,
+                      self.lift_mm if lift_mm is None else lift_mm)
+
+
+@dataclass(frozen=True, slots=True)
+class Arm:
+    """A forearm and hand reaching in from ``entry`` (a point off the table's edge
+    of the image, mm) with the palm centred at ``hand`` (mm)."""
+
+    entry: tuple[float, float]
+    hand: tuple[float, float]
+    skin: tuple[int, int, int] = (120, 150, 200)
+    sleeve: tuple[int, int, int] = (90, 60, 40)
+    width_mm: float = 75.0
+
+
+def _rot(deg: float) -> np.ndarray:
+    a = math.radians(deg)
+    c, s = math.cos(a), math.sin(a)
+    return np.array([[c, -s], [s, c]])
+
+
+def seat_of_direction(dx: float, dy: float) -> Seat:
+    """The seat whose direction (C1: north up the image) is nearest to (dx, dy)."""
+    return max(SEATS, key=lambda s: _SEAT_DIR[s][0] * dx + _SEAT_DIR[s][1] * dy)
+
+
+def twilight_sides(angle: float) -> dict[Seat, int]:
+    """Which side of the Twilight card (0 top, 1 right, 2 bottom, 3 left of its upright
+    image; 0 and 2 are moon sides) faces each seat when it lies turned by ``angle``."""
+    k = round(angle / 90.0) % 4
+    return {SEATS[(i + k) % 4]: i for i in range(4)}
+
+
+def twilight_moon_seats(angle: float) -> list[str]:
+    """The C6 ``moon_seats`` of a Twilight card turned by ``angle``, in C1 seat order."""
+    sides = twilight_sides(angle)
+    return [s.value for s in SEATS if sides[s] in (0, 2)]
+
+
+# -- cached, per size resources ---------------------------------------------------------------
+def _lowfreq(rng: np.random.Generator, h: int, w: int, cells: int) -> np.ndarray:
+    """Smooth noise in [-1, 1] of size h x w with about ``cells`` blobs across."""
+    gh, gw = max(2, cells * h // max(w, 1) + 2), cells + 2
+    grid = rng.uniform(-1, 1, (gh, gw)).astype(np.float32)
+    return cv2.resize(grid, (w, h), interpolation=cv2.INTER_CUBIC)
+
+
+#: Table textures: (kind, base BGR colour).
+TEXTURES: tuple[tuple[str, tuple[int, int, int]], ...] = (
+    ("wood", (70, 120, 170)),   # oak
+    ("wood", (40, 65, 100)),    # walnut
+    ("wood", (110, 150, 185)),  # pale pine
+    ("felt", (60, 110, 40)),    # green baize
+    ("felt", (100, 70, 40)),    # blue felt
+    ("cloth", (170, 185, 195)),  # linen
+    ("cloth", (95, 95, 100)),   # grey cloth
+)
+
+
+@functools.lru_cache(maxsize=16)
+def table_texture(index: int, size: tuple[int, int]) -> np.ndarray:
+    """Table texture ``index`` (see :data:`TEXTURES`) at ``size``; cached, read-only."""
+    kind, base = TEXTURES[index % len(TEXTURES)]
+    w, h = size
+    rng = np.random.default_rng(1000 + index)
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    scale = h / 720.0
+    if kind == "wood":
+        warp = _lowfreq(rng, h, w, 6) * 25 * scale + _lowfreq(rng, h, w, 30) * 3 * scale
+        plank = 130.0 * scale
+        fine = rng.normal(0, 1, (h, w)).astype(np.float32)
+        fine = cv2.GaussianBlur(fine, (0, 0), sigmaX=6 * scale, sigmaY=0.6)
+        fibres = cv2.GaussianBlur(rng.normal(0, 1, (h, w)).astype(np.float32), (0, 0),
+                                  sigmaX=25 * scale, sigmaY=0.7)
+        fibres /= fibres.std() + 1e-6
+        grain = np.sin((yy + warp) * (2 * np.pi / (11.0 * scale)) + fibres) * 0.35 + fibres * 0.5
+        ring = np.sin((yy + warp * 2.5) * (2 * np.pi / (60.0 * scale))) * 0.5
+        lum = 1.0 + 0.07 * grain + 0.05 * ring + 0.08 * _lowfreq(rng, h, w, 4) + 0.02 * fine
+        plank_shift = (np.floor(yy / plank) * 0.37) % 1.0
+        lum *= 0.93 + 0.14 * plank_shift.astype(np.float32)
+        seam = (np.abs((yy % plank) - plank / 2) > plank / 2 - 1.2 * scale)
+        lum[seam] *= 0.55
+    elif kind == "felt":
+        fine = cv2.GaussianBlur(rng.normal(0, 1, (h, w)).astype(np.float32), (0, 0), 0.8)
+        lum = 1.0 + 0.05 * fine + 0.06 * _lowfreq(rng, h, w, 8)
+    else:
+        weave = (np.sin(xx * (2 * np.pi / 3.2)) * np.sin(yy * (2 * np.pi / 3.2))).astype(np.float32)
+        slub = cv2.GaussianBlur(rng.normal(0, 1, (h, w)).astype(np.float32), (0, 0), 4, 0.5)
+        lum = 1.0 + 0.05 * weave + 0.12 * slub + 0.05 * _lowfreq(rng, h, w, 6)
+    img = np.clip(lum[..., None] * np.float32(base), 0, 255).astype(np.uint8)
+    img.setflags(write=False)
+    return img
+
+
+@functools.lru_cache(maxsize=4)
+def _noise_buffer(size: tuple[int, int]) -> np.ndarray:
+    """Gaussian noise around 128 (sigma 20), a bit larger than ``size``; cached."""
+    w, h = size
+    rng = np.random.default_rng(7)
+    buf = rng.normal(128, 20, (h + _NOISE_PAD, w + _NOISE_PAD, 3))
+    out = np.clip(buf, 0, 255).astype(np.uint8)
+    out.setflags(write=False)
+    return out
+
+
+@functools.lru_cache(maxsize=8)
+def _glare_spot(radius: int) -> np.ndarray:
+    """A soft white spot (uint8, 3 channels) of the given radius."""
+    n = 2 * radius + 1
+    g = cv2.getGaussianKernel(n, radius / 2.2)
+    spot = (g @ g.T) / (g.max() ** 2) * 255
+    out = np.repeat(spot[..., None], 3, axis=2).astype(np.uint8)
+    out.setflags(write=False)
+    return out
+
+
+@functools.lru_cache(maxsize=8)
+def _card_mask(px_per_mm: float) -> np.ndarray:
+    """The card's rounded outline (float32 0..1) at the resolution of its art."""
+    w, h = round(CARD_MM[0] * px_per_mm), round(CARD_MM[1] * px_per_mm)
+    r = max(1, round(3.0 * px_per_mm))
+    m = np.zeros((h, w), np.uint8)
+    cv2.rectangle(m, (r, 0), (w - 1 - r, h - 1), 255, -1)
+    cv2.rectangle(m, (0, r), (w - 1, h - 1 - r), 255, -1)
+    for x, y in ((r, r), (w - 1 - r, r), (r, h - 1 - r), (w - 1 - r, h - 1 - r)):
+        cv2.circle(m, (x, y), r, 255, -1, cv2.LINE_AA)
+    # One px of transparent border so the warp fades the outline instead of cutting it.
+    m = cv2.copyMakeBorder(m, 1, 1, 1, 1, cv2.BORDER_CONSTANT, value=0)
+    out = m.astype(np.float32) / 255.0
+    out.setflags(write=False)
+    return out
+
+
+# -- the camera and the table -----------------------------------------------------------------
+@dataclass
+class Camera:
+    """Table mm -> image px: a scale and a tilted camera (pure rotation homography)."""
+
+    size: tuple[int, int]
+    px_per_mm: float
+    tilt_deg: float = 0.0
+    tilt_axis_deg: float = 0.0
+    centre_mm: tuple[float, float] = (0.0, 0.0)
+    H: np.ndarray = field(init=False)
+
+    def __post_init__(self) -> None:
+        w, h = self.size
+        f = (w / 2) / math.tan(math.radians(FOV_DEG / 2))
+        K = np.array([[f, 0, w / 2], [0, f, h / 2], [0, 0, 1]])
+        ax = math.radians(self.tilt_axis_deg)
+        axis = np.array([math.cos(ax), math.sin(ax), 0.0])
+        R, _ = cv2.Rodrigues(axis * math.radians(self.tilt_deg))
+        Ht = K @ R @ np.linalg.inv(K)
+        # Keep the table point under the image centre at the image centre.
+        c = Ht @ np.array([w / 2, h / 2, 1.0])
+        T = np.array([[1, 0, w / 2 - c[0] / c[2]], [0, 1, h / 2 - c[1] / c[2]], [0, 0, 1]])
+        s = self.px_per_mm
+        S = np.array([[s, 0, w / 2 - s * self.centre_mm[0]], [0, s, h / 2 - s * self.centre_mm[1]],
+                      [0, 0, 1]])
+        self.H = T @ Ht @ S
+
+    def project(self, pts_mm: np.ndarray) -> np.ndarray:
+        """Table mm (N x 2) -> image px (N x 2, float32)."""
+        p = np.asarray(pts_mm, np.float64).reshape(-1, 1, 2)
+        return cv2.perspectiveTransform(p, self.H).reshape(-1, 2).astype(np.float32)
+
+    def scale_at(self, x: float, y: float) -> float:
+        """Image px per table mm near (x, y)."""
+        a, b = self.project(np.array([(x, y), (x + 10.0, y)]))
+        return float(np.hypot(*(b - a)) / 10.0)
+
+
+@dataclass
+class Effects:
+    """The camera's and room's look, fixed for a scene or a movie."""
+
+    light_lowres: np.ndarray  # float32 (h/LOWRES, w/LOWRES, 3): illumination x colour cast
+    light_dir: tuple[float, float] = (0.6, 0.8)  # where shadows fall, unit vector in the image
+    shadow_strength: float = 0.35
+    blur_sigma: float = 0.8
+    noise_amp: float = 0.15
+    jpeg_quality: int | None = 80
+    glare: tuple[float, float, int, float] | None = None  # x, y, radius px, strength 0..1
+    sharpen: bool = False
+
+    @classmethod
+    def random(cls, rng: random.Random, size: tuple[int, int], enabled: bool = True,
+               glare: bool | None = None, jpeg_quality: int | None = -1) -> Effects:
+        w, h = size
+        lw, lh = max(2, w // _LOWRES), max(2, h // _LOWRES)
+        if not enabled:
+            return cls(np.ones((lh, lw, 3), np.float32), shadow_strength=0.0, blur_sigma=0.0,
+                       noise_amp=0.0, jpeg_quality=None)
+        nrng = np.random.default_rng(rng.getrandbits(32))
+        cw, ch = max(2, lw // 4), max(2, lh // 4)  # light varies slowly: compute it coarser
+        yy, xx = np.mgrid[0:ch, 0:cw].astype(np.float32)
+        xx = xx / cw - 0.5
+        yy = yy / ch - 0.5
+        a = rng.uniform(0, 2 * math.pi)
+        grad = (xx * math.cos(a) + yy * math.sin(a)) * rng.uniform(0.1, 0.45)
+        lx, ly = rng.uniform(-0.6, 0.6), rng.uniform(-0.6, 0.6)
+        lamp = np.exp(-((xx - lx) ** 2 + (yy - ly) ** 2) / (2 * rng.uniform(0.15, 0.5) ** 2))
+        vignette = 1.0 - rng.uniform(0.1, 0.35) * (xx ** 2 + yy ** 2) * 2
+        mottle = cv2.resize(nrng.uniform(-1, 1, (4, 6)).astype(np.float32), (cw, ch),
+                            interpolation=cv2.INTER_CUBIC) * 0.04
+        lum = (rng.uniform(0.75, 1.05) + grad + lamp * rng.uniform(0.05, 0.3)) * vignette + mottle
+        # Colour cast: warm lamp to cool daylight (B, G, R gains).
+        warmth = rng.uniform(-1, 1)
+        cast = np.array([1 - 0.12 * warmth, 1 - 0.03 * abs(warmth), 1 + 0.1 * warmth],
+                        np.float32)
+        light = cv2.resize((lum[..., None] * cast).astype(np.float32), (lw, lh),
+                           interpolation=cv2.INTER_LINEAR)
+        d = rng.uniform(0, 2 * math.pi)
+        g = None
+        if glare or (glare is None and rng.random() < 0.25):
+            g = (rng.uniform(0.2, 0.8) * w, rng.uniform(0.2, 0.8) * h,
+                 int(rng.uniform(0.03, 0.08) * h), rng.uniform(0.35, 0.8))
+        q = rng.choice([None, 60, 70, 80, 90]) if jpeg_quality == -1 else jpeg_quality
+        return cls(light, (math.cos(d), math.sin(d)), rng.uniform(0.2, 0.45),
+                   rng.uniform(0.5, 1.3), rng.uniform(0.08, 0.25), q, g,
+                   rng.random() < 0.3)
+
+
+class Table:
+    """What stays fixed while cards come and go: camera, table texture and effects.
+
+    ``render(cards, arm)`` draws the cards (first one lowest) and the arm on top.
+    For movies, :meth:`board` pre-composes the cards that do not move, and
+    :meth:`render_on` adds the moving ones per frame.
+    """
+
+    def __init__(self, camera: Camera, texture: int, effects: Effects, style: int = 0,
+                 flip: int = 0) -> None:
+        if style not in STYLES:
+            raise ValueError(f"unknown art style {style!r} (styles: {STYLES})")
+        self.camera = camera
+        self.size = camera.size
+        self.style = style
+        self.effects = effects
+        tex = table_texture(texture, self.size)
+        self.background = tex if flip == 0 else cv2.flip(tex, flip - 2)
+        # Card art slightly finer than it appears, rounded so the cache is reused.
+        self.art_px_per_mm = max(1.0, math.ceil(camera.scale_at(0, 0) * 1.25 * 2) / 2)
+        w, h = self.size
+        self.lowres_size = (max(2, w // _LOWRES), max(2, h // _LOWRES))
+        Sm = np.diag([1 / self.art_px_per_mm, 1 / self.art_px_per_mm, 1.0])
+        # Card art px -> card mm centred (includes the 1 px mask border offset separately).
+        self._art_to_local = np.array([[1, 0, -CARD_MM[0] / 2], [0, 1, -CARD_MM[1] / 2],
+                                       [0, 0, 1]]) @ Sm
+        sx = self.lowres_size[0] / w
+        sy = self.lowres_size[1] / h
+        self._to_lowres = np.diag([sx, sy, 1.0])
+
+    # -- geometry ---------------------------------------------------------------------------
+    def quad(self, card: Placed) -> Quad:
+        """The card's own corners (top-left, top-right, bottom-right, bottom-left of its
+        upright art) in image px."""
+        return self.camera.project(card.corners_mm())
+
+    def _card_homography(self, card: Placed) -> np.ndarray:
+        M = np.eye(3)
+        M[:2, :2] = _rot(card.angle)
+        M[:2, 2] = (card.x, card.y)
+        H = self.camera.H
+        if card.lift_mm:
+            # A lifted card is nearer the camera: a little larger about the image centre.
+            w, h = self.size
+            k = 1.0 + card.lift_mm / 700.0
+            H = np.array([[k, 0, (1 - k) * w / 2], [0, k, (1 - k) * h / 2], [0, 0, 1]]) @ H
+        return H @ M @ self._art_to_local
+
+    # -- drawing ----------------------------------------------------------------------------
+    def new_layers(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """A fresh (image, shadow map, arm map): the table, no shadow, no arm."""
+        lw, lh = self.lowres_size
+        return (self.background.copy(), np.zeros((lh, lw), np.float32),
+                np.zeros((lh, lw), np.float32))
+
+    def draw_card(self, img: np.ndarray, shadow: np.ndarray, card: Placed) -> None:
+        """Warp ``card``'s art into ``img`` (only its bounding box is touched) and add
+        its shadow to the low-resolution ``shadow`` map."""
+        art = render_card(card.card_id, self.style, self.art_px_per_mm)
+        mask = _card_mask(self.art_px_per_mm)
+        H = self._card_homography(card)
+        quad = cv2.perspectiveTransform(
+            np.array([[(0, 0)], [(art.shape[1], 0)], [(art.shape[1], art.shape[0])],
+                      [(0, art.shape[0])]], np.float64), H).reshape(4, 2)
+        h, w = img.shape[:2]
+        x0 = max(0, int(math.floor(quad[:, 0].min())) - 1)
+        y0 = max(0, int(math.floor(quad[:, 1].min())) - 1)
+        x1 = min(w, int(math.ceil(quad[:, 0].max())) + 2)
+        y1 = min(h, int(math.ceil(quad[:, 1].max())) + 2)
+        if x1 > x0 and y1 > y0:
+            T = np.array([[1, 0, -x0], [0, 1, -y0], [0, 0, 1]], np.float64)
+            Hr = T @ H
+            roi = img[y0:y1, x0:x1]
+            warped = cv2.warpPerspective(art, Hr, (x1 - x0, y1 - y0), flags=cv2.INTER_LINEAR,
+                                         borderMode=cv2.BORDER_REPLICATE)
+            # The mask has a 1 px border: shift by one art px.
+            Hm = Hr @ np.array([[1, 0, -1], [0, 1, -1], [0, 0, 1]], np.float64)
+            alpha = cv2.warpPerspective(mask, Hm, (x1 - x0, y1 - y0), flags=cv2.INTER_LINEAR,
+                                        borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+            roi[:] = cv2.blendLinear(warped, roi, alpha, 1.0 - alpha)
+        self._add_shadow(shadow, quad, card.lift_mm)
+
+    def _add_shadow(self, shadow: np.ndarray, quad: np.ndarray, lift_mm: float) -> None:
+        e = self.effects
+        if e.shadow_strength <= 0:
+            return
+        s = self.camera.scale_at(0, 0)
+        off = (1.2 + lift_mm * 0.5) * s
+        shifted = quad + (e.light_dir[0] * off, e.light_dir[1] * off)
+        lowres = cv2.perspectiveTransform(shifted.reshape(-1, 1, 2), self._to_lowres)
+        pts = (lowres.reshape(-1, 2) * 16).round().astype(np.int32)
+        cv2.fillConvexPoly(shadow, pts, 1.0, cv2.LINE_AA, shift=4)
+
+    def _arm_shapes(self, arm: Arm, k: float = 1.0) -> tuple[list[np.ndarray], list[np.ndarray],
+                                              list[tuple[np.ndarray, np.ndarray, float]]]:
+        """The arm in table mm: sleeve polygon(s), skin polygons, finger capsules; ``k``
+        scales every width (smaller ``k`` draws the lit middle of a rounded limb)."""
+        ex, ey = arm.entry
+        hx, hy = arm.hand
+        u = np.array([hx - ex, hy - ey])
+        length = float(np.hypot(*u)) or 1.0
+        u /= length
+        p = np.array([-u[1], u[0]])
+        wdt = arm.width_mm * k
+        e = np.array(arm.entry)
+        hnd = np.array(arm.hand)
+        wrist = hnd - u * 45
+        forearm = np.array([e + p * wdt * 0.6, wrist + p * wdt * 0.38, wrist - p * wdt * 0.38,
+                            e - p * wdt * 0.6])
+        sleeve_end = e + u * min(length * 0.55, 260.0)
+        sleeve = np.array([e + p * wdt * 0.72, sleeve_end + p * wdt * 0.58,
+                           sleeve_end - p * wdt * 0.58, e - p * wdt * 0.72])
+        t = np.linspace(0, 2 * np.pi, 24, endpoint=False)
+        palm = (hnd + np.outer(np.cos(t), u) * 48 * (0.5 + 0.5 * k) + np.outer(np.sin(t), p) * 40 * k)
+        fingers = []
+        for i, (side, reach) in enumerate(((-0.27, 62.0), (-0.09, 72.0), (0.09, 70.0),
+                                           (0.27, 58.0))):
+            base = hnd + u * 30 + p * side * 2 * 40
+            dirn = u + p * side * 0.35
+            dirn /= np.hypot(*dirn)
+            fingers.append((base, base + dirn * reach, (17.0 - i * 0.5) * k))
+        thumb_base = hnd + p * 30 - u * 10
+        tdir = u * 0.6 + p * 0.8
+        fingers.append((thumb_base, thumb_base + tdir * 48, 19.0 * k))
+        return [sleeve], [forearm, palm], fingers
+
+    def draw_arm(self, img: np.ndarray, shadow: np.ndarray, arm_map: np.ndarray,
+                 arm: Arm) -> None:
+        """Draw ``arm`` into ``img``; add its shadow and its footprint to the low-res maps."""
+        cam = self.camera
+        # The arm is some 15 cm above the table: its shadow falls well aside, blurred later.
+        s = cam.scale_at(0, 0)
+        off = np.array(self.effects.light_dir) * 45 * s
+
+        def draw(target: np.ndarray, Hx: np.ndarray, colour_skin: Any, colour_sleeve: Any,
+                 shift: np.ndarray, k: float = 1.0) -> None:
+            sleeves, skins, fingers = self._arm_shapes(arm, k)
+
+            def px(pts: np.ndarray) -> np.ndarray:
+                q = cam.project(pts) + shift
+                q = cv2.perspectiveTransform(q.reshape(-1, 1, 2).astype(np.float64), Hx)
+                return (q.reshape(-1, 2) * 16).round().astype(np.int32)
+
+            scale = abs(Hx[0, 0]) * s
+            for poly in skins:
+                cv2.fillPoly(target, [px(poly)], colour_skin, cv2.LINE_AA, shift=4)
+            for a, b, wdt in fingers:
+                pa, pb = px(np.array([a, b]))
+                cv2.line(target, tuple(int(v) for v in pa), tuple(int(v) for v in pb),
+                         colour_skin, max(1, round(wdt * scale)), cv2.LINE_AA, shift=4)
+            for poly in sleeves:
+                cv2.fillPoly(target, [px(poly)], colour_sleeve, cv2.LINE_AA, shift=4)
+
+        if self.effects.shadow_strength > 0:
+            draw(shadow, self._to_lowres, 1.0, 1.0, off)
+        draw(arm_map, self._to_lowres, 1.0, 1.0, np.zeros(2))
+        for k, shade in ARM_SHADING:  # darker rims, lit middle: a rounded limb
+            draw(img, np.eye(3), tuple(c * shade for c in arm.skin),
+                 tuple(c * shade for c in arm.sleeve), np.zeros(2), k)
+
+    def occlusion(self, arm_map: np.ndarray, quad: Quad) -> float:
+        """Fraction of the card with image outline ``quad`` that lies under the arm."""
+        lw, lh = self.lowres_size
+        q = cv2.perspectiveTransform(quad.reshape(-1, 1, 2).astype(np.float64), self._to_lowres)
+        pts = q.reshape(-1, 2)
+        x0, y0 = np.floor(pts.min(axis=0)).astype(int)
+        x1, y1 = np.ceil(pts.max(axis=0)).astype(int) + 1
+        x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, lw), min(y1, lh)
+        if x1 <= x0 or y1 <= y0:
+            return 0.0
+        m = np.zeros((y1 - y0, x1 - x0), np.uint8)
+        cv2.fillConvexPoly(m, ((pts - (x0, y0)) * 16).round().astype(np.int32), 1, shift=4)
+        area = int(m.sum())
+        if area == 0:
+            return 0.0
+        covered = float((arm_map[y0:y1, x0:x1] > 0.5)[m > 0].sum())
+        return covered / area
+
+    def finish(self, img: np.ndarray, shadow: np.ndarray, arm_map: np.ndarray,
+               rng: random.Random) -> np.ndarray:
+        """Light, shadows, glare, defocus, noise and JPEG on a drawn image (in place)."""
+        e = self.effects
+        w, h = self.size
+        light = e.light_lowres
+        if e.shadow_strength > 0:
+            sigma = max(1.0, self.camera.scale_at(0, 0) * 2.0 / _LOWRES)
+            soft = cv2.GaussianBlur(shadow, (0, 0), sigma)
+            soft = np.minimum(soft, 1.0) * (1.0 - np.minimum(arm_map, 1.0))
+            light = light * (1.0 - e.shadow_strength * soft)[..., None]
+        # Light as uint8 gains (LIGHT_ONE = 1.0) so the full-size multiply stays in uint8.
+        gains = np.clip(light * _LIGHT_ONE, 0, 255).astype(np.uint8)
+        gains = cv2.resize(gains, (w, h), interpolation=cv2.INTER_LINEAR)
+        img = cv2.multiply(img, gains, scale=1.0 / _LIGHT_ONE)
+        if e.glare is not None:
+            gx, gy, r, strength = e.glare
+            spot = _glare_spot(r)
+            x0, y0 = int(gx) - r, int(gy) - r
+            sx0, sy0 = max(0, -x0), max(0, -y0)
+            x0c, y0c = max(0, x0), max(0, y0)
+            x1c, y1c = min(w, x0 + spot.shape[1]), min(h, y0 + spot.shape[0])
+            if x1c > x0c and y1c > y0c:
+                roi = img[y0c:y1c, x0c:x1c]
+                part = spot[sy0:sy0 + (y1c - y0c), sx0:sx0 + (x1c - x0c)]
+                cv2.addWeighted(roi, 1.0, part, strength, 0, dst=roi)
+        if e.blur_sigma > 0:
+            k = 3 if e.blur_sigma < 0.8 else 5
+            img = cv2.GaussianBlur(img, (k, k), e.blur_sigma)
+            if e.sharpen:  # phone-like sharpening halo
+                soft = cv2.GaussianBlur(img, (7, 7), 2.0)
+                img = cv2.addWeighted(img, 1.4, soft, -0.4, 0)
+        if e.noise_amp > 0:
+            buf = _noise_buffer(self.size)
+            ox, oy = rng.randrange(_NOISE_PAD), rng.randrange(_NOISE_PAD)
+            img = cv2.addWeighted(img, 1.0, buf[oy:oy + h, ox:ox + w], e.noise_amp,
+                                  -128.0 * e.noise_amp)
+        if e.jpeg_quality is not None:
+            ok, data = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, int(e.jpeg_quality)])
+            if ok:
+                img = cv2.imdecode(data, cv2.IMREAD_COLOR)
+        return img
+
+    def render(self, cards: Iterable[Placed], arm: Arm | None, rng: random.Random
+               ) -> tuple[np.ndarray, np.ndarray]:
+        """Draw ``cards`` (lowest first) and ``arm``; returns (image, low-res arm map)."""
+        img, shadow, arm_map = self.new_layers()
+        for card in cards:
+            self.draw_card(img, shadow, card)
+        if arm is not None:
+            self.draw_arm(img, shadow, arm_map, arm)
+        return self.finish(img, shadow, arm_map, rng), arm_map
+
+
+def random_table(rng: random.Random, style: int, size: tuple[int, int], *,
+                 tilt_deg: float | None = None, px_per_mm: float | None = None,
+                 texture: int | None = None, effects: bool = True, glare: bool | None = None,
+                 jpeg_quality: int | None = -1) -> Table:
+    """A table with a random camera pose, texture and look (see :func:`render_scene`)."""
+    w, h = size
+    tilt = rng.uniform(0, MAX_TILT_DEG) if tilt_deg is None else tilt_deg
+    axis = rng.uniform(0, 360)
+    scale = px_per_mm if px_per_mm is not None else h / VIEW_HEIGHT_MM * rng.uniform(0.85, 1.15)
+    cam = Camera(size, scale, tilt, axis)
+    tex = rng.randrange(len(TEXTURES)) if texture is None else texture
+    fx = Effects.random(rng, size, effects, glare, jpeg_quality)
+    return Table(cam, tex, fx, style, flip=rng.randrange(4))
+
+
+def random_arm(rng: random.Random, seat: Seat, target: tuple[float, float],
+               table: Table) -> Arm:
+    """An arm reaching from ``seat``'s image edge to ``target`` (table mm)."""
+    w, h = table.size
+    s = table.camera.px_per_mm
+    half_w, half_h = w / 2 / s, h / 2 / s
+    dx, dy = _SEAT_DIR[seat]
+    # Enter well beyond the edge so the sleeve runs off the image.
+    along = rng.uniform(-0.35, 0.35)
+    if dx == 0:
+        entry = (target[0] * 0.4 + along * half_w, dy * (half_h + 160))
+    else:
+        entry = (dx * (half_w + 160), target[1] * 0.4 + along * half_h)
+    skin = rng.choice([(120, 150, 200), (95, 125, 180), (70, 95, 140), (50, 70, 110),
+                       (140, 170, 215)])
+    sleeve = rng.choice([(90, 60, 40), (40, 40, 40), (150, 150, 150), (40, 40, 140),
+                         (60, 110, 60), (200, 200, 210)])
+    return Arm(entry, target, skin, sleeve, rng.uniform(65, 85))
+
+
+# -- scenes -----------------------------------------------------------------------------------
+@dataclass
+class Scene:
+    """One rendered still and its truth.
+
+    ``truth`` is in the C6 form. ``twilight_quad`` lists the Twilight card's own
+    corners in image px in the order top-left, top-right, bottom-right, bottom-left
+    of its upright art, so edges 0-1 and 2-3 are its moon sides. ``side_quads`` the
+    same for the uppermost card at each seat (``None`` where none lies),
+    ``under_quads`` the older cards beneath it (lowest first). ``occluded`` tells
+    whether the arm covers part of that side's uppermost card.
+    """
+
+    image: np.ndarray
+    truth: dict[str, Any]
+    twilight_quad: Quad | None
+    side_quads: dict[str, Quad | None]
+    under_quads: dict[str, list[Quad]]
+    occluded: dict[str, bool]
+    twilight_occluded: bool
+    homography: np.ndarray
+    px_per_mm: float
+    seed: int
+    style: int
+
+
+def side_pose(rng: random.Random, seat: Seat, tw: Placed, *, jitter: float = SIDE_JITTER_DEG,
+              upside_down_p: float = UPSIDE_DOWN_P, gap: float | None = None,
+              offset: float | None = None) -> tuple[float, float, float]:
+    """A random (x, y, angle) for a card at ``seat``'s side of the Twilight card ``tw``."""
+    k = round(tw.angle / 90.0)
+    base = tw.angle - 90.0 * k  # the Twilight card's small turn away from square
+    d = _rot(base) @ np.array(_SEAT_DIR[seat])
+    t = np.array([-d[1], d[0]])
+    side = twilight_sides(tw.angle)[seat]
+    half_tw = (CARD_MM[1] if side in (0, 2) else CARD_MM[0]) / 2
+    phi = rng.uniform(-jitter, jitter)
+    upside = rng.random() < upside_down_p
+    angle = SEAT_CARD_ANGLE[seat] + base + phi + (180.0 if upside else 0.0)
+    a = math.radians(phi)
+    half_card = CARD_MM[1] / 2 * abs(math.cos(a)) + CARD_MM[0] / 2 * abs(math.sin(a))
+    g = rng.uniform(*SIDE_GAP_MM) if gap is None else gap
+    o = rng.uniform(-SIDE_OFFSET_MM, SIDE_OFFSET_MM) if offset is None else offset
+    centre = np.array([tw.x, tw.y]) + d * (half_tw + g + half_card) + t * o
+    return float(centre[0]), float(centre[1]), angle % 360.0
+
+
+def _seat_cult(seat: Seat, moon_seats: Sequence[str]) -> Cult:
+    return Cult.MOON if seat.value in moon_seats else Cult.SUN
+
+
+def render_scene(seed: int, style: int = 0, size: tuple[int, int] = DEFAULT_SIZE,
+                 **options: Any) -> Scene:
+    """Render a random table scene from ``seed`` (same seed, same pixels).
+
+    Options (all optional; ``None`` means random):
+
+    * ``twilight`` (bool, default True): is the Twilight card on the table; without it
+      the truth has ``found`` false and all sides null, and no side cards are drawn.
+    * ``twilight_deg`` (float): turn of the Twilight card, 0 = moon sides up and down.
+      Random: a multiple of 90 plus up to +-30 degrees.
+    * ``twilight_xy`` ((x, y) mm from the image centre).
+    * ``sides`` (mapping seat -> card id or None): the uppermost card at each side;
+      seats left out get no card. Cards must suit the side's cult (R3).
+      Random: each side has a card with chance 0.75.
+    * ``under_cards`` (int, or mapping seat -> int): older cards beneath the uppermost
+      card at each side that has one. Random: usually none, sometimes 1-3.
+    * ``hand`` (bool): an arm over the table (random: half the scenes).
+    * ``hand_seat`` (seat name), ``hand_target`` ((x, y) mm): where the arm comes from
+      and where the palm is.
+    * ``tilt_deg`` (float, 0-12), ``px_per_mm`` (float), ``texture`` (index into
+      :data:`TEXTURES`), ``glare`` (bool), ``jpeg_quality`` (int or None for none),
+      ``effects`` (bool, default True: False gives even light, no shadow, noise,
+      blur, glare or JPEG, for geometry checks).
+    """
+    known = {"twilight", "twilight_deg", "twilight_xy", "sides", "under_cards", "hand",
+             "hand_seat", "hand_target", "tilt_deg", "px_per_mm", "texture", "glare",
+             "jpeg_quality", "effects"}
+    unknown = set(options) - known
+    if unknown:
+        raise TypeError(f"render_scene: unknown options {sorted(unknown)}")
+    rng = random.Random(f"scene-{seed}")
+    table = random_table(rng, style, size, tilt_deg=options.get("tilt_deg"),
+                         px_per_mm=options.get("px_per_mm"), texture=options.get("texture"),
+                         effects=options.get("effects", True), glare=options.get("glare"),
+                         jpeg_quality=options.get("jpeg_quality", -1))
+    w, h = size
+    s = table.camera.px_per_mm
+    present = options.get("twilight", True)
+    angle = options.get("twilight_deg")
+    if angle is None:
+        angle = rng.randrange(4) * 90.0 + rng.uniform(-TWILIGHT_JITTER_DEG, TWILIGHT_JITTER_DEG)
+    xy = options.get("twilight_xy")
+    if xy is None:
+        # Keep the Twilight card and its side cards (about 150 mm out) in the picture.
+        room_x = max(0.0, w / 2 / s - 150.0)
+        room_y = max(0.0, h / 2 / s - 150.0)
+        xy = (rng.uniform(-room_x, room_x) * 0.8, rng.uniform(-room_y, room_y) * 0.8)
+    tw = Placed("twilight", float(xy[0]), float(xy[1]), float(angle))
+    moon_seats = twilight_moon_seats(tw.angle)
+
+    stacks: dict[Seat, list[Placed]] = {seat: [] for seat in SEATS}
+    if present:
+        forced = options.get("sides")
+        unders = options.get("under_cards")
+        used: set[str] = set()
+        for seat in SEATS:
+            cult = _seat_cult(seat, moon_seats)
+            if forced is not None:
+                top = forced.get(seat.value, forced.get(seat)) if isinstance(forced, Mapping) \
+                    else None
+            else:
+                top = None
+                if rng.random() < 0.75:
+                    top = rng.choice([c.id for c in CARDS if c.cult is cult and c.id not in used])
+            if top is None:
+                continue
+            used.add(top)
+            if isinstance(unders, Mapping):
+                n_under = int(unders.get(seat.value, unders.get(seat, 0)) or 0)
+            elif unders is not None:
+                n_under = int(unders)
+            else:
+                n_under = rng.choice([0, 0, 0, 0, 1, 1, 2, 3])
+            pool = [c.id for c in CARDS if c.cult is cult and c.id not in used]
+            rng.shuffle(pool)
+            ids = pool[:n_under] + [top]
+            used.update(ids)
+            for cid in ids:
+                x, y, a = side_pose(rng, seat, tw)
+                stacks[seat].append(Placed(cid, x, y, a))
+
+    cards: list[Placed] = [tw] if present else []
+    for seat in SEATS:
+        cards.extend(stacks[seat][:-1])
+    for seat in SEATS:
+        cards.extend(stacks[seat][-1:])
+
+    want_hand = options.get("hand")
+    if want_hand is None:
+        want_hand = rng.random() < 0.5
+    arm = None
+    if want_hand:
+        seat_opt = options.get("hand_seat")
+        hand_seat = Seat.parse(seat_opt) if isinstance(seat_opt, str) else (
+            seat_opt or rng.choice(SEATS))
+        target = options.get("hand_target")
+        if target is None:
+            dx, dy = _SEAT_DIR[hand_seat]
+            reach = rng.uniform(60, 200)
+            target = (tw.x + dx * reach + rng.uniform(-80, 80) * (1 - abs(dx)),
+                      tw.y + dy * reach + rng.uniform(-60, 60) * (1 - abs(dy)))
+        arm = random_arm(rng, hand_seat, (float(target[0]), float(target[1])), table)
+
+    image, arm_map = table.render(cards, arm, rng)
+    side_quads: dict[str, Quad | None] = {}
+    under_quads: dict[str, list[Quad]] = {}
+    occluded: dict[str, bool] = {}
+    sides_truth: dict[str, str | None] = {}
+    for seat in SEATS:
+        stack = stacks[seat]
+        top_quad = table.quad(stack[-1]) if stack else None
+        side_quads[seat.value] = top_quad
+        under_quads[seat.value] = [table.quad(c) for c in stack[:-1]]
+        sides_truth[seat.value] = stack[-1].card_id if stack else None
+        occluded[seat.value] = bool(
+            arm is not None and top_quad is not None
+            and table.occlusion(arm_map, top_quad) > OCCLUDED_FRACTION)
+    tw_quad = table.quad(tw) if present else None
+    truth = {"twilight": {"found": bool(present), "moon_seats": moon_seats if present else []},
+             "sides": sides_truth}
+    return Scene(
+        image=image, truth=truth, twilight_quad=tw_quad, side_quads=side_quads,
+        under_quads=under_quads, occluded=occluded,
+        twilight_occluded=bool(arm is not None and tw_quad is not None
+                               and table.occlusion(arm_map, tw_quad) > OCCLUDED_FRACTION),
+        homography=table.camera.H, px_per_mm=table.camera.scale_at(tw.x, tw.y),
+        seed=seed, style=style)
