@@ -10,94 +10,133 @@ True
 
 from __future__ import annotations
 
-import enum
-from dataclasses import dataclass, field
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 
 class UnknownName(ValueError):
     """A card, seat or cult name that is not in CONTRACT C1 (R9)."""
 
 
-class Cult(enum.Enum):
-    """The two cults. A party is named after its cult (C1 "parties")."""
+class _Members(type):
+    """A tiny stand-in for ``enum.Enum``: fixed members with ``name`` and ``value``,
+    looked up by value with ``Cls("north")`` and iterated with ``for s in Cls``.
 
-    SUN = "sun"
-    MOON = "moon"
+    Plain slotted objects with identity hashing keep the rules core fast (an Enum
+    member hashes in Python) and the ``score`` command quick to start."""
+
+    _members: tuple[object, ...]
+    _by_value: dict[str, object]
+
+    def __call__(cls, value: str):  # type: ignore[no-untyped-def]
+        try:
+            return cls._by_value[value]
+        except (KeyError, TypeError):
+            raise ValueError(f"{value!r} is not a valid {cls.__name__}") from None
+
+    def __iter__(cls) -> Iterator:  # type: ignore[type-arg]
+        return iter(cls._members)
+
+    def __len__(cls) -> int:
+        return len(cls._members)
+
+    def _make(cls, names: dict[str, str]) -> None:
+        members = []
+        for name, value in names.items():
+            member = object.__new__(cls)
+            object.__setattr__(member, "name", name)
+            object.__setattr__(member, "value", value)
+            object.__setattr__(member, "index", len(members))
+            setattr(cls, name, member)
+            members.append(member)
+        cls._members = tuple(members)
+        cls._by_value = {m.value: m for m in members}  # type: ignore[attr-defined]
+
+
+class _Member(metaclass=_Members):
+    __slots__ = ("name", "value", "index", "__dict__")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}.{self.name}"
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __reduce__(self) -> tuple[object, tuple[str]]:
+        return (type(self), (self.value,))
+
+    def __copy__(self) -> _Member:
+        return self
+
+    def __deepcopy__(self, memo: object) -> _Member:
+        return self
+
+
+class Cult(_Member):
+    """The two cults, ``Cult.SUN`` and ``Cult.MOON``. A party is named after its cult."""
+
+    SUN: Cult
+    MOON: Cult
+    other: Cult
 
     @classmethod
     def parse(cls, text: str) -> Cult:
         try:
-            return cls(text)
-        except ValueError:
+            return cls._by_value[text]  # type: ignore[return-value]
+        except (KeyError, TypeError):
             raise UnknownName(f"unknown cult or party {text!r} (C1: sun, moon)") from None
 
-    @property
-    def other(self) -> Cult:
-        return Cult.MOON if self is Cult.SUN else Cult.SUN
 
-    def __repr__(self) -> str:
-        return f"Cult.{self.name}"
-
-    def __str__(self) -> str:
-        return self.value
-
+Cult._make({"SUN": "sun", "MOON": "moon"})
+Cult.SUN.other, Cult.MOON.other = Cult.MOON, Cult.SUN
+CULTS: tuple[Cult, Cult] = (Cult.SUN, Cult.MOON)
 
 #: A party is named by its cult (R2).
 Party = Cult
 
 
-class Seat(enum.Enum):
-    """The four sides of the Twilight card, in playing order (R2)."""
+class Seat(_Member):
+    """The four sides of the Twilight card, in playing order (R2). ``left`` is the
+    next seat in playing order ("to the left", clockwise seen from above),
+    ``right`` the previous one, ``opposite`` the partner's seat."""
 
-    NORTH = "north"
-    EAST = "east"
-    SOUTH = "south"
-    WEST = "west"
+    NORTH: Seat
+    EAST: Seat
+    SOUTH: Seat
+    WEST: Seat
+    left: Seat
+    right: Seat
+    opposite: Seat
 
     @classmethod
     def parse(cls, text: str) -> Seat:
         try:
-            return cls(text)
-        except ValueError:
+            return cls._by_value[text]  # type: ignore[return-value]
+        except (KeyError, TypeError):
             raise UnknownName(
                 f"unknown seat {text!r} (C1: north, east, south, west)"
             ) from None
 
-    @property
-    def index(self) -> int:
-        return _SEAT_INDEX[self]
 
-    @property
-    def left(self) -> Seat:
-        """The next seat in playing order ("to the left", clockwise from above)."""
-        return SEATS[(_SEAT_INDEX[self] + 1) % 4]
-
-    @property
-    def right(self) -> Seat:
-        """The previous seat in playing order."""
-        return SEATS[(_SEAT_INDEX[self] + 3) % 4]
-
-    @property
-    def opposite(self) -> Seat:
-        """The partner's seat."""
-        return SEATS[(_SEAT_INDEX[self] + 2) % 4]
-
-    def __repr__(self) -> str:
-        return f"Seat.{self.name}"
-
-    def __str__(self) -> str:
-        return self.value
-
-
+Seat._make({"NORTH": "north", "EAST": "east", "SOUTH": "south", "WEST": "west"})
 SEATS: tuple[Seat, ...] = (Seat.NORTH, Seat.EAST, Seat.SOUTH, Seat.WEST)
-_SEAT_INDEX = {seat: i for i, seat in enumerate(SEATS)}
+for _i, _seat in enumerate(SEATS):
+    _seat.left = SEATS[(_i + 1) % 4]
+    _seat.right = SEATS[(_i + 3) % 4]
+    _seat.opposite = SEATS[(_i + 2) % 4]
 
 
-class Kind(enum.Enum):
-    PURGATORY = "purgatory"
-    CLERIC = "cleric"
-    SOULS = "souls"
-    SHRINE = "shrine"
+class Kind(_Member):
+    """purgatory, cleric, souls, shrine (R1)."""
+
+    PURGATORY: Kind
+    CLERIC: Kind
+    SOULS: Kind
+    SHRINE: Kind
+
+
+Kind._make({"PURGATORY": "purgatory", "CLERIC": "cleric", "SOULS": "souls", "SHRINE": "shrine"})
 
 
 # name -> (kind, trick rank, souls, shrine multiplier)   (R1, R5, R6)
@@ -125,22 +164,25 @@ CARD_NAMES: tuple[str, ...] = tuple(_NAMES)
 CLERIC_NUMERALS = {"hierarch": "I", "high-priest": "II", "priest": "III", "adept": "IV", "novice": "V"}
 
 
-@dataclass(frozen=True, slots=True)
 class Card:
     """One of the 28 playing cards. Use :meth:`parse` or :data:`CARDS`; each
-    card exists once, so cards compare by identity as well as by value."""
+    card exists once, so cards compare and hash by identity."""
 
-    cult: Cult
-    name: str
-    kind: Kind = field(compare=False)
-    rank: int = field(compare=False)
-    souls: int = field(compare=False)
-    shrine: int = field(compare=False)
-    bit: int = field(compare=False, repr=False)
+    __slots__ = ("cult", "name", "kind", "rank", "souls", "shrine", "bit", "id")
 
-    @property
-    def id(self) -> str:
-        return f"{self.cult.value}-{self.name}"
+    def __init__(self, cult: Cult, name: str, kind: Kind, rank: int, souls: int, shrine: int,
+                 bit: int) -> None:
+        self.cult = cult
+        self.name = name
+        self.kind = kind
+        #: trick rank: purgatory 8, hierarch 7 … novice 3, souls 2, shrines 1 (R1)
+        self.rank = rank
+        #: souls it counts for (R5)
+        self.souls = souls
+        #: shrine multiplier when built (R6)
+        self.shrine = shrine
+        self.bit = bit
+        self.id = f"{cult.value}-{name}"
 
     @classmethod
     def parse(cls, text: str) -> Card:
@@ -148,6 +190,15 @@ class Card:
             return _BY_ID[text]
         except (KeyError, TypeError):
             raise UnknownName(f"unknown card {text!r} (C1, R9)") from None
+
+    def __reduce__(self) -> tuple[object, tuple[str]]:
+        return (Card.parse, (self.id,))
+
+    def __copy__(self) -> Card:
+        return self
+
+    def __deepcopy__(self, memo: object) -> Card:
+        return self
 
     def __repr__(self) -> str:
         return f"Card.parse({self.id!r})"

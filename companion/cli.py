@@ -6,10 +6,12 @@ module that owns it, so ``score`` starts without loading OpenCV, numpy or Flask.
 
 from __future__ import annotations
 
-import argparse
-import importlib
 import sys
-from collections.abc import Sequence
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
 
 EXIT_INVALID = 2
 
@@ -42,6 +44,8 @@ def _add_service(p: argparse.ArgumentParser, host: str | None) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="twilight-companion", description="A camera table companion for Twilight."
     )
@@ -108,8 +112,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    args_list = sys.argv[1:] if argv is None else list(argv)
+    if len(args_list) == 2 and args_list[0] == "score" and not args_list[1].startswith("-h"):
+        # Fast path: `score FILE` is called by scripts for every hand; skip argparse.
+        from types import SimpleNamespace
+
+        from companion import score
+
+        return score.run(SimpleNamespace(file=args_list[1]))  # type: ignore[arg-type]
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(args_list)
     key = args.command
     if key == "deck":
         key = f"deck {args.deck_command}"
@@ -117,7 +129,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         key = f"leds {args.leds_command}"
     module_name, func_name = HANDLERS[key].split(":")
     try:
-        func = getattr(importlib.import_module(module_name), func_name)
+        __import__(module_name)
+        func = getattr(sys.modules[module_name], func_name)
     except (ImportError, AttributeError) as exc:
         print(f"twilight-companion {key}: not available in this installation ({exc})",
               file=sys.stderr)

@@ -25,7 +25,7 @@ Event types and their data:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from companion.cards import Card, Cult, Seat, UnknownName
@@ -207,7 +207,7 @@ class Game:
             first = self.hand.tricks[0].leader
             if self.setup.dealer is None or self.setup.first_leader is not first:
                 # Who really led tells who dealt (R2): the rotation goes on from there.
-                self.setup = replace(self.setup, leader=first,
+                self.setup = self.setup.replace(leader=first,
                                      dealer=self.setup.dealer if self.setup.soloist else first.right)
             self.match.add(self.setup, self.hand)
 

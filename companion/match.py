@@ -5,12 +5,13 @@ Standard library only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
-
 from companion.cards import Cult, Seat
 from companion.rules import Hand, RuleError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # no typing/dataclasses at run time: `score` must start fast
+    from collections.abc import Mapping
+    from typing import Any
 
 MODES = ("four", "three")
 GOALS = ("standard", "magic")
@@ -20,16 +21,38 @@ STANDARD_GOAL = 1000
 MAGIC_NUMBERS = (333, 666, 999)
 
 
-@dataclass
 class HandSetup:
     """How a hand is laid out before its first card: the Twilight card's moon
     sides, who dealt and leads, and (three players) soloist and names (R2, R8)."""
 
-    moon_seats: tuple[Seat, Seat] = (Seat.NORTH, Seat.SOUTH)
-    dealer: Seat | None = None
-    leader: Seat | None = None
-    soloist: Seat | None = None
-    names: dict[Seat, str | None] = field(default_factory=dict)
+    __slots__ = ("moon_seats", "dealer", "leader", "soloist", "names")
+
+    def __init__(
+        self,
+        moon_seats: tuple[Seat, Seat] = (Seat.NORTH, Seat.SOUTH),
+        dealer: Seat | None = None,
+        leader: Seat | None = None,
+        soloist: Seat | None = None,
+        names: dict[Seat, str | None] | None = None,
+    ) -> None:
+        self.moon_seats = moon_seats
+        self.dealer = dealer
+        self.leader = leader
+        self.soloist = soloist
+        self.names: dict[Seat, str | None] = dict(names) if names else {}
+
+    def replace(self, **changes: Any) -> HandSetup:
+        """A copy with some fields changed."""
+        fields = {k: getattr(self, k) for k in self.__slots__}
+        fields.update(changes)
+        return HandSetup(**fields)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, HandSetup) and all(
+            getattr(self, k) == getattr(other, k) for k in self.__slots__)
+
+    def __repr__(self) -> str:
+        return "HandSetup(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in self.__slots__) + ")"
 
     @property
     def new_moon(self) -> Seat | None:
@@ -90,10 +113,14 @@ def decide(totals: Mapping[str, int], goal: str) -> str | None:
     return leaders[0] if len(leaders) == 1 else "draw"
 
 
-@dataclass
 class PlayedHand:
-    setup: HandSetup
-    hand: Hand
+    """A complete hand of a match with its layout."""
+
+    __slots__ = ("setup", "hand")
+
+    def __init__(self, setup: HandSetup, hand: Hand) -> None:
+        self.setup = setup
+        self.hand = hand
 
 
 class Match:

@@ -15,11 +15,12 @@ Play(seat=Seat.EAST, card=Card.parse('sun-souls-7'))
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import Any
-
 from companion.cards import Card, Cult, Kind, Seat
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # no typing import at run time: `score` must start fast
+    from collections.abc import Iterable, Sequence
+    from typing import Any
 
 CARDS_PER_HAND = 28
 TRICKS_PER_HAND = 7
@@ -45,12 +46,24 @@ class IllegalPlay(RuleError):
         super().__init__(f"play {index} ({self.seat}, {self.card}): {reason} ({rule})", rule)
 
 
-@dataclass(frozen=True, slots=True)
 class Play:
     """A card laid at a seat's side of the Twilight card (for that seat, R3)."""
 
-    seat: Seat
-    card: Card
+    __slots__ = ("seat", "card")
+
+    def __init__(self, seat: Seat, card: Card) -> None:
+        self.seat = seat
+        self.card = card
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, Play) and self.seat is other.seat
+                and self.card is other.card)
+
+    def __hash__(self) -> int:
+        return hash((self.seat.value, self.card.id))
+
+    def __repr__(self) -> str:
+        return f"Play(seat={self.seat!r}, card={self.card!r})"
 
     def to_dict(self) -> dict[str, str]:
         return {"seat": self.seat.value, "card": self.card.id}
@@ -59,22 +72,19 @@ class Play:
 class Trick:
     """Up to four plays in clockwise order from ``leader``."""
 
-    __slots__ = ("leader", "plays", "taker")
+    __slots__ = ("leader", "plays", "taker", "lies")
 
     def __init__(self, leader: Seat) -> None:
         self.leader = leader
         self.plays: list[Play] = []
         #: Seat with the highest card (first played among equals); set when complete.
         self.taker: Seat | None = None
+        #: A complete trick with a purgatory in it is won by nobody and lies (R4).
+        self.lies = False
 
     @property
     def complete(self) -> bool:
         return len(self.plays) == 4
-
-    @property
-    def lies(self) -> bool:
-        """A complete trick with a purgatory in it is won by nobody (R4)."""
-        return self.complete and any(p.card.kind is Kind.PURGATORY for p in self.plays)
 
     @property
     def winner(self) -> Seat | None:
@@ -243,21 +253,32 @@ class Hand:
     def play(self, seat: Seat, card: Card) -> None:
         """Lay ``card`` at ``seat``'s side. Raises :class:`IllegalPlay` and changes
         nothing when the rules refuse it (R9)."""
-        self.check(seat, card)
+        on_turn = self._on_turn
+        if (
+            len(self.plays) >= CARDS_PER_HAND
+            or (on_turn is not None and seat is not on_turn)
+            or card.cult is not self._cult[seat]
+            or self._played & card.bit
+        ):
+            self.check(seat, card)  # raises, naming the play and the rule
         self._apply(Play(seat, card))
 
     def _apply(self, play: Play) -> None:
-        if not self.tricks or self.tricks[-1].complete:
-            self.tricks.append(Trick(play.seat))
-        trick = self.tricks[-1]
+        tricks = self.tricks
+        if not tricks or len(tricks[-1].plays) == 4:
+            tricks.append(Trick(play.seat))
+        trick = tricks[-1]
         trick.plays.append(play)
         self.plays.append(play)
         self._played |= play.card.bit
         if len(trick.plays) < 4:
             self._on_turn = play.seat.left
             return
-        taker = highest(trick.plays).seat
+        best = highest(trick.plays)
+        taker = best.seat
         trick.taker = taker
+        # purgatory outranks everything, so the best card is one if there is one
+        trick.lies = best.card.kind is Kind.PURGATORY
         if trick.lies:
             self._lying.append(trick)
         else:

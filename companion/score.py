@@ -8,12 +8,15 @@ it starts about as fast as Python itself.
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 
+from companion import jsonio
 from companion.match import Match
 from companion.records import RecordError, load, read_record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
 
 EXIT_INVALID = 2
 
@@ -39,5 +42,5 @@ def run(args: argparse.Namespace) -> int:
         message = " ".join(str(exc).split()) or type(exc).__name__
         print(f"twilight-companion score: {message}", file=sys.stderr)
         return EXIT_INVALID
-    print(json.dumps(out))
+    print(jsonio.dumps(out))
     return 0
