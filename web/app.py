@@ -1,0 +1,163 @@
+"""The Flask app factory, the waitress server and the start-up banner.
+
+>>> app = create_app(log, config={"DATA_DIR": folder})      # doctest: +SKIP
+>>> serve(app, "0.0.0.0", 8000)                               # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+import sys
+from collections.abc import Callable, Mapping
+from typing import IO, Any
+
+from flask import Flask, Response, jsonify, render_template, request
+from werkzeug.exceptions import HTTPException
+
+from companion.gamelog import GameLog, LogError
+from companion.rules import RuleError
+from web import pin as pins
+from web.common import ApiError, Companion, is_form
+
+log = logging.getLogger(__name__)
+
+#: Threads for waitress: every open page holds one for its event stream.
+DEFAULT_THREADS = 24
+
+DEFAULTS: dict[str, Any] = {
+    "SSE_LIFETIME": 55.0,        # seconds one event stream lives before the page reconnects
+    "SSE_HEARTBEAT": 10.0,       # seconds between heartbeat comments
+    "PIN_FAIL_SLEEP": 0.3,       # a short pause on each wrong PIN (never long)
+    "MAX_CONTENT_LENGTH": 64 * 1024,
+    "SESSION_COOKIE_NAME": "twilight_session",
+    "SESSION_COOKIE_HTTPONLY": True,
+    "SESSION_COOKIE_SAMESITE": "Lax",
+    "PERMANENT_SESSION_LIFETIME": datetime.timedelta(hours=24),
+}
+
+
+def create_app(log: GameLog, *, config: Mapping[str, Any] | None = None, frames: Any = None,
+               leds: Any = None, recognise: Callable[[Any], Any] | None = None) -> Flask:
+    """The web app around one game log.
+
+    ``config`` keys (case-insensitive): ``DATA_DIR`` (PIN and session secret files;
+    default: the game log's folder), ``TABLE_PIN`` (else generated and kept),
+    ``SECRET_KEY`` (else generated and kept), ``SSE_LIFETIME``, ``SSE_HEARTBEAT``,
+    ``PIN_FAIL_SLEEP``, ``CARD_CROP``/``DECK_ENROL`` (deck wizard callables), any
+    Flask setting. ``frames.latest()`` gives camera frames, ``leds.test()`` tests
+    the LEDs, ``recognise(frame)`` draws the recognition on a frame; each optional.
+    """
+    app = Flask(__name__)
+    app.config.update(DEFAULTS)
+    app.config.update({str(k).upper(): v for k, v in (config or {}).items()})
+    data_dir = str(app.config.get("DATA_DIR") or log.path.parent)
+    app.config["DATA_DIR"] = data_dir
+    if not app.config.get("SECRET_KEY"):
+        app.config["SECRET_KEY"] = pins.session_secret(data_dir)
+    table_pin = pins.table_pin(data_dir, app.config.get("TABLE_PIN"))
+    app.config["TABLE_PIN"] = table_pin
+    app.extensions["twilight"] = Companion(
+        log=log, pin=table_pin,
+        fingerprint=pins.pin_fingerprint(table_pin, str(app.config["SECRET_KEY"])),
+        throttle=pins.Throttle(), frames=frames, leds=leds, recognise=recognise,
+        data_dir=data_dir,
+    )
+
+    from web import views_history, views_score, views_setup, views_table
+
+    for bp in (views_score.bp, views_table.bp, views_history.bp, views_setup.bp):
+        app.register_blueprint(bp)
+    _errors(app)
+
+    @app.after_request
+    def _headers(resp: Response) -> Response:
+        resp.headers.setdefault("X-Content-Type-Options", "nosniff")
+        resp.headers.setdefault("Referrer-Policy", "same-origin")
+        resp.headers.setdefault("X-Frame-Options", "DENY")
+        if resp.mimetype == "text/html":
+            resp.headers.setdefault(
+                "Content-Security-Policy",
+                "default-src 'self'; img-src 'self' data:; style-src 'self'; "
+                "script-src 'self'; connect-src 'self'; frame-ancestors 'none'; "
+                "form-action 'self'; base-uri 'none'",
+            )
+        return resp
+
+    return app
+
+
+def _wants_json() -> bool:
+    if is_form():
+        return False
+    return request.path.startswith("/api/") or request.accept_mimetypes.best == "application/json"
+
+
+def _error(status: int, message: str, rule: str | None = None,
+           headers: Mapping[str, str] | None = None) -> Response:
+    if _wants_json():
+        body: dict[str, Any] = {"error": message, "status": status}
+        if rule:
+            body["rule"] = rule
+        resp = jsonify(body)
+    else:
+        resp = Response(render_template("error.html", status=status, message=message),
+                        mimetype="text/html")
+    resp.status_code = status
+    for key, value in (headers or {}).items():
+        resp.headers[key] = value
+    return resp
+
+
+def _errors(app: Flask) -> None:
+    @app.errorhandler(ApiError)
+    def _api(exc: ApiError) -> Response:
+        return _error(exc.status, exc.message, exc.rule, exc.headers)
+
+    @app.errorhandler(RuleError)
+    def _rule(exc: RuleError) -> Response:
+        # The rules refused: nothing was stored, the game is as it was (R9).
+        return _error(409, str(exc), getattr(exc, "rule", None))
+
+    @app.errorhandler(LogError)
+    def _storage(exc: LogError) -> Response:
+        log.error("web: game log trouble: %s", exc)
+        return _error(503, f"the game log cannot be written: {exc}")
+
+    @app.errorhandler(HTTPException)
+    def _http(exc: HTTPException) -> Response:
+        status = exc.code or 500
+        message = exc.description or exc.name
+        if status == 404:
+            message = f"nothing here: {request.path}"
+        elif status == 405:
+            message = f"{request.method} is not allowed on {request.path}"
+        elif status == 413:
+            message = "the request is too large"
+        return _error(status, message)
+
+
+def serve(app: Flask, host: str = "0.0.0.0", port: int = 8000, *,
+          threads: int = DEFAULT_THREADS, **options: Any) -> None:
+    """Run the app with waitress until interrupted. Threads: one per open page's
+    event stream plus a few for requests; 24 serves a table of phones."""
+    import waitress
+
+    waitress.serve(app, host=host, port=port, threads=threads,
+                   channel_timeout=120, ident="twilight-companion", **options)
+
+
+def print_banner(url: str, pin: str | None = None, *, file: IO[str] | None = None) -> None:
+    """Print the page's address, the table PIN and a QR code of the address."""
+    import segno
+
+    out = file or sys.stdout
+    print(f"Twilight table companion: open {url} on your phones", file=out)
+    if pin:
+        print(f"Table PIN (for undo, corrections and setup): {pin}", file=out)
+    qr = segno.make(url, error="m")
+    try:
+        qr.terminal(out=out, compact=True)
+    except (TypeError, UnicodeEncodeError):
+        qr.terminal(out=out)
+    out.flush()
