@@ -64,7 +64,7 @@ _LIGHT_ONE = 128.0
 _NOISE_PAD = 64
 
 Quad = np.ndarray  # 4x2 float32, image px
-_SEAT_DIR = {Seat.NORTH: (0.0, -1.0), Seat.EAST: (1.0, 0.0), Seat.SOUTH: (0.0, 1.0),
+SEAT_DIRECTION = {Seat.NORTH: (0.0, -1.0), Seat.EAST: (1.0, 0.0), Seat.SOUTH: (0.0, 1.0),
              Seat.WEST: (-1.0, 0.0)}
 #: Turn (degrees) of a card lying upright for the player at that seat (its foot towards him).
 SEAT_CARD_ANGLE = {Seat.SOUTH: 0.0, Seat.WEST: 90.0, Seat.NORTH: 180.0, Seat.EAST: 270.0}
@@ -115,7 +115,7 @@ def _rot(deg: float) -> np.ndarray:
 
 def seat_of_direction(dx: float, dy: float) -> Seat:
     """The seat whose direction (C1: north up the image) is nearest to (dx, dy)."""
-    return max(SEATS, key=lambda s: _SEAT_DIR[s][0] * dx + _SEAT_DIR[s][1] * dy)
+    return max(SEATS, key=lambda s: SEAT_DIRECTION[s][0] * dx + SEAT_DIRECTION[s][1] * dy)
 
 
 def twilight_sides(angle: float) -> dict[Seat, int]:
@@ -343,7 +343,7 @@ class Table:
                                        [0, 0, 1]]) @ Sm
         sx = self.lowres_size[0] / w
         sy = self.lowres_size[1] / h
-        self._to_lowres = np.diag([sx, sy, 1.0])
+        self.to_lowres = np.diag([sx, sy, 1.0])
 
     # -- geometry ---------------------------------------------------------------------------
     def quad(self, card: Placed) -> Quad:
@@ -404,7 +404,7 @@ class Table:
         s = self.camera.scale_at(0, 0)
         off = (1.2 + lift_mm * 0.5) * s
         shifted = quad + (e.light_dir[0] * off, e.light_dir[1] * off)
-        lowres = cv2.perspectiveTransform(shifted.reshape(-1, 1, 2), self._to_lowres)
+        lowres = cv2.perspectiveTransform(shifted.reshape(-1, 1, 2), self.to_lowres)
         pts = (lowres.reshape(-1, 2) * 16).round().astype(np.int32)
         cv2.fillConvexPoly(shadow, pts, 1.0, cv2.LINE_AA, shift=4)
 
@@ -415,7 +415,9 @@ class Table:
         ex, ey = arm.entry
         hx, hy = arm.hand
         u = np.array([hx - ex, hy - ey])
-        length = float(np.hypot(*u)) or 1.0
+        length = float(np.hypot(*u))
+        if length < 1e-6:  # the hand back at its entry point: any direction will do
+            u, length = np.array([0.0, 1.0]), 1.0
         u /= length
         p = np.array([-u[1], u[0]])
         wdt = arm.width_mm * k
@@ -441,9 +443,10 @@ class Table:
         fingers.append((thumb_base, thumb_base + tdir * 48, 19.0 * k))
         return [sleeve], [forearm, palm], fingers
 
-    def draw_arm(self, img: np.ndarray, shadow: np.ndarray, arm_map: np.ndarray,
+    def draw_arm(self, img: np.ndarray | None, shadow: np.ndarray | None, arm_map: np.ndarray,
                  arm: Arm) -> None:
-        """Draw ``arm`` into ``img``; add its shadow and its footprint to the low-res maps."""
+        """Draw ``arm`` into ``img``; add its shadow and its footprint to the low-res maps
+        (``img`` and ``shadow`` may be None to get the footprint alone)."""
         cam = self.camera
         # The arm is some 15 cm above the table: its shadow falls well aside, blurred later.
         s = cam.scale_at(0, 0)
@@ -468,9 +471,11 @@ class Table:
             for poly in sleeves:
                 cv2.fillPoly(target, [px(poly)], colour_sleeve, cv2.LINE_AA, shift=4)
 
-        if self.effects.shadow_strength > 0:
-            draw(shadow, self._to_lowres, 1.0, 1.0, off)
-        draw(arm_map, self._to_lowres, 1.0, 1.0, np.zeros(2))
+        if shadow is not None and self.effects.shadow_strength > 0:
+            draw(shadow, self.to_lowres, 1.0, 1.0, off)
+        draw(arm_map, self.to_lowres, 1.0, 1.0, np.zeros(2))
+        if img is None:
+            return
         for k, shade in ARM_SHADING:  # darker rims, lit middle: a rounded limb
             draw(img, np.eye(3), tuple(c * shade for c in arm.skin),
                  tuple(c * shade for c in arm.sleeve), np.zeros(2), k)
@@ -478,7 +483,7 @@ class Table:
     def occlusion(self, arm_map: np.ndarray, quad: Quad) -> float:
         """Fraction of the card with image outline ``quad`` that lies under the arm."""
         lw, lh = self.lowres_size
-        q = cv2.perspectiveTransform(quad.reshape(-1, 1, 2).astype(np.float64), self._to_lowres)
+        q = cv2.perspectiveTransform(quad.reshape(-1, 1, 2).astype(np.float64), self.to_lowres)
         pts = q.reshape(-1, 2)
         x0, y0 = np.floor(pts.min(axis=0)).astype(int)
         x1, y1 = np.ceil(pts.max(axis=0)).astype(int) + 1
@@ -568,7 +573,7 @@ def random_arm(rng: random.Random, seat: Seat, target: tuple[float, float],
     w, h = table.size
     s = table.camera.px_per_mm
     half_w, half_h = w / 2 / s, h / 2 / s
-    dx, dy = _SEAT_DIR[seat]
+    dx, dy = SEAT_DIRECTION[seat]
     # Enter well beyond the edge so the sleeve runs off the image.
     along = rng.uniform(-0.35, 0.35)
     if dx == 0:
@@ -614,7 +619,7 @@ def side_pose(rng: random.Random, seat: Seat, tw: Placed, *, jitter: float = SID
     """A random (x, y, angle) for a card at ``seat``'s side of the Twilight card ``tw``."""
     k = round(tw.angle / 90.0)
     base = tw.angle - 90.0 * k  # the Twilight card's small turn away from square
-    d = _rot(base) @ np.array(_SEAT_DIR[seat])
+    d = _rot(base) @ np.array(SEAT_DIRECTION[seat])
     t = np.array([-d[1], d[0]])
     side = twilight_sides(tw.angle)[seat]
     half_tw = (CARD_MM[1] if side in (0, 2) else CARD_MM[0]) / 2
@@ -730,7 +735,7 @@ def render_scene(seed: int, style: int = 0, size: tuple[int, int] = DEFAULT_SIZE
             seat_opt or rng.choice(SEATS))
         target = options.get("hand_target")
         if target is None:
-            dx, dy = _SEAT_DIR[hand_seat]
+            dx, dy = SEAT_DIRECTION[hand_seat]
             reach = rng.uniform(60, 200)
             target = (tw.x + dx * reach + rng.uniform(-80, 80) * (1 - abs(dx)),
                       tw.y + dy * reach + rng.uniform(-60, 60) * (1 - abs(dy)))

@@ -1,0 +1,607 @@
+"""Hand movies: a simulated table where whole hands are played at a human pace.
+
+:class:`HandMovie` plays legal random hands (the rules core decides every card)
+and yields frames one at a time, never holding more than the current picture:
+
+* each play: an arm reaches in from the edge of the seat on turn (in three-player
+  mode the soloist also lays the new moon's cards), lays the card at that seat's
+  side of the Twilight card and withdraws; the card then lies visible and
+  unoccluded for at least :data:`MIN_VISIBLE_S` seconds before anything else moves;
+* after the fourth card a won trick is swept off towards the winner's edge,
+  sometimes squared up into a pile first, sometimes left lying (the next trick
+  is laid on top); a purgatory trick stays and the next cards land on it; the
+  next swept trick takes everything lying;
+* between hands the table is cleared; in three-player mode the Twilight card is
+  turned by 90 degrees (R8 rotation). With ``bump`` the Twilight card is now and
+  then knocked a few millimetres mid-hand.
+
+Its ``events`` are the ground truth in the C7 form (``play``, ``trick``, ``hand``),
+frames numbered from 0. Play events also carry ``clear_frame``: the first frame
+at which the reaching arm no longer covers the card. :class:`SimulatedTable`
+is the same as a camera (``read()``) for the ``demo`` source, and :func:`run`
+implements ``twilight-companion simulate``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from companion.cards import SEATS, Card, Seat
+from companion.deal import random_plays
+from companion.rules import Hand
+from vision.deck_art import STYLES
+from vision.simulator import (
+    SEAT_DIRECTION,
+    Arm,
+    Placed,
+    Table,
+    random_arm,
+    random_table,
+    side_pose,
+)
+
+#: A laid card stays uppermost and unoccluded at least this long (seconds, at any speed).
+MIN_VISIBLE_S = 1.0
+#: Seconds a player thinks before reaching (range).
+THINK_S = (0.3, 1.4)
+#: Seconds the arm takes to reach in, and to withdraw (ranges).
+REACH_S = (0.6, 1.0)
+WITHDRAW_S = (0.5, 0.8)
+#: How a won trick is handled: sweep straight off, square up then sweep, leave lying.
+SWEEP_CHOICES = (("sweep", 0.5), ("square", 0.25), ("leave", 0.25))
+#: Height (mm) at which a card is carried in.
+CARRY_LIFT_MM = 35.0
+#: Twilight card's largest turn off square in a movie, degrees (room for bumps).
+MOVIE_TWILIGHT_JITTER_DEG = 15.0
+#: Camera tilt range in movies, degrees.
+MOVIE_TILT_DEG = (0.0, 10.0)
+#: Seconds between hands.
+BETWEEN_HANDS_S = (1.5, 3.0)
+#: Frame file names written by ``simulate``.
+FRAME_PATTERN = "frame-{:06d}.jpg"
+#: Names of the persons in a three-player match record.
+THREE_NAMES = ("Ada", "Ben", "Cleo")
+
+MODES = ("four", "three")
+
+
+@dataclass
+class MovieFrame:
+    """One frame: its number, its picture (``None`` when not rendering) and what lies
+    where: the uppermost card id at each side and whether an arm or a moving card
+    covers it."""
+
+    index: int
+    image: np.ndarray | None
+    top: dict[str, str | None]
+    occluded: dict[str, bool]
+    arm: bool
+
+
+@dataclass
+class _Lying:
+    seat: Seat | None
+    card: Placed
+
+
+@dataclass
+class _State:
+    moving: list[Placed] = field(default_factory=list)
+    arm: Arm | None = None
+
+
+def _ease(t: float) -> float:
+    return 0.5 - 0.5 * math.cos(math.pi * min(max(t, 0.0), 1.0))
+
+
+def _lerp(a: tuple[float, float], b: tuple[float, float], t: float) -> tuple[float, float]:
+    return (a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t)
+
+
+def _angle_lerp(a: float, b: float, t: float) -> float:
+    d = (b - a + 180.0) % 360.0 - 180.0
+    return a + d * t
+
+
+class HandMovie:
+    """Frames and truth of ``hands`` whole hands (0: go on for ever).
+
+    ``mode`` is ``"four"`` or ``"three"``; in three-player mode ``soloist`` (a seat
+    name, random if None) is the first hand's soloist and rotates by R8.
+    ``moon_seats`` (four-player mode) fixes the moon seats, else random.
+    ``bump`` is the chance per trick that the Twilight card gets knocked.
+    ``render=False`` skips drawing pictures (truth and geometry only).
+    """
+
+    def __init__(self, seed: int = 0, style: int = 0, size: tuple[int, int] = (1280, 720),
+                 fps: float = 10.0, mode: str = "four", soloist: str | None = None,
+                 hands: int = 1, speed: float = 1.0, bump: float = 0.0, render: bool = True,
+                 moon_seats: tuple[str, str] | None = None,
+                 purgatory_bias: float = 0.3) -> None:
+        if style not in STYLES:
+            raise ValueError(f"unknown art style {style!r} (styles: {STYLES})")
+        if mode not in MODES:
+            raise ValueError(f"mode must be four or three, not {mode!r}")
+        if fps <= 0 or speed <= 0:
+            raise ValueError("fps and speed must be positive")
+        self.seed = seed
+        self.style = style
+        self.size = size
+        self.fps = float(fps)
+        self.mode = mode
+        self.hands = hands
+        self.speed = float(speed)
+        self.bump = bump
+        self.render_images = render
+        self.purgatory_bias = purgatory_bias
+        self.rng = random.Random(f"movie-{seed}")
+        self.table: Table = random_table(self.rng, style, size,
+                                         tilt_deg=self.rng.uniform(*MOVIE_TILT_DEG))
+        #: Ground truth events (C7 form), appended as the movie goes.
+        self.events: list[dict[str, Any]] = []
+        #: C2 hand records of the hands played so far (complete ones and the current one).
+        self.hand_records: list[dict[str, Any]] = []
+        self.frame = 0
+        if mode == "three":
+            self.soloist = Seat.parse(soloist) if soloist else self.rng.choice(SEATS)
+            self.moon_seats = tuple(sorted((self.soloist, self.soloist.opposite),
+                                           key=lambda s: s.index))
+            empty = self.soloist.opposite
+            people = list(THREE_NAMES)
+            self.rng.shuffle(people)
+            others = [s for s in SEATS if s not in (self.soloist, empty)]
+            self.names: dict[Seat, str | None] = {self.soloist: people[0], empty: None,
+                                                  others[0]: people[1], others[1]: people[2]}
+        else:
+            if moon_seats is not None:
+                a, b = (Seat.parse(s) for s in moon_seats)
+            else:
+                a = self.rng.choice((Seat.NORTH, Seat.EAST))
+                b = a.opposite
+            self.moon_seats = (a, b) if a.index < b.index else (b, a)
+            self.dealer = self.rng.choice(SEATS)
+        k = 0 if self.moon_seats[0] is Seat.NORTH else 1
+        k += 2 * self.rng.randrange(2)
+        angle = k * 90.0 + self.rng.uniform(-MOVIE_TWILIGHT_JITTER_DEG, MOVIE_TWILIGHT_JITTER_DEG)
+        s = self.table.camera.px_per_mm
+        room = (max(0.0, size[0] / 2 / s - 160.0), max(0.0, size[1] / 2 / s - 160.0))
+        self.twilight = Placed("twilight", self.rng.uniform(-room[0], room[0]) * 0.5,
+                               self.rng.uniform(-room[1], room[1]) * 0.5, angle)
+        self.lying: list[_Lying] = []
+        self._twilight_on_board = True
+        self._board_version = 0
+        self._board: tuple[int, np.ndarray, np.ndarray] | None = None
+
+    # -- timing -----------------------------------------------------------------------------
+    def _n(self, seconds: float) -> int:
+        """Frames for ``seconds`` of table time at this speed."""
+        return max(1, round(seconds * self.fps / self.speed))
+
+    def _n_range(self, span: tuple[float, float]) -> int:
+        return self._n(self.rng.uniform(*span))
+
+    # -- frames -----------------------------------------------------------------------------
+    def frames(self) -> Iterator[MovieFrame]:
+        """Yield the movie's frames in order; the truth grows in ``events``."""
+        for state in self._script():
+            yield self._frame(state)
+            self.frame += 1
+
+    def _board_layers(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._board is None or self._board[0] != self._board_version:
+            img, shadow, _ = self.table.new_layers()
+            if self.render_images:
+                if self._twilight_on_board:
+                    self.table.draw_card(img, shadow, self.twilight)
+                for item in self.lying:
+                    self.table.draw_card(img, shadow, item.card)
+            self._board = (self._board_version, img, shadow)
+        return self._board[1], self._board[2]
+
+    def _changed(self) -> None:
+        self._board_version += 1
+
+    def _tops(self) -> dict[Seat, Placed]:
+        tops: dict[Seat, Placed] = {}
+        for item in self.lying:
+            if item.seat is not None:
+                tops[item.seat] = item.card
+        return tops
+
+    def _frame(self, state: _State) -> MovieFrame:
+        table = self.table
+        board, board_shadow = self._board_layers()
+        lw, lh = table.lowres_size
+        # What covers the table this frame: the arm and any card in motion (low-res map).
+        occ_map = np.zeros((lh, lw), np.float32)
+        image = None
+        if self.render_images:
+            img = board.copy()
+            shadow = board_shadow.copy()
+            for card in state.moving:
+                table.draw_card(img, shadow, card)
+            if state.arm is not None:
+                table.draw_arm(img, shadow, occ_map, state.arm)
+            image = table.finish(img, shadow, occ_map, self.rng)
+        elif state.arm is not None:
+            table.draw_arm(None, None, occ_map, state.arm)
+        for card in state.moving:
+            q = cv2.perspectiveTransform(table.quad(card).reshape(-1, 1, 2).astype(np.float64),
+                                         table.to_lowres)
+            cv2.fillConvexPoly(occ_map, (q.reshape(-1, 2) * 16).round().astype(np.int32), 1.0,
+                               shift=4)
+        tops = self._tops()
+        occluded = {seat.value: bool(seat in tops
+                                     and table.occlusion(occ_map, table.quad(tops[seat])) > 0.0)
+                    for seat in SEATS}
+        return MovieFrame(self.frame, image,
+                          {s.value: (tops[s].card_id if s in tops else None) for s in SEATS},
+                          occluded, state.arm is not None)
+
+    def _covered(self, arm: Arm, card: Placed) -> float:
+        """Fraction of ``card`` under ``arm`` (geometry only)."""
+        lw, lh = self.table.lowres_size
+        arm_map = np.zeros((lh, lw), np.float32)
+        self.table.draw_arm(None, None, arm_map, arm)
+        return self.table.occlusion(arm_map, self.table.quad(card))
+
+    # -- the script -------------------------------------------------------------------------
+    def _script(self) -> Iterator[_State]:
+        played = 0
+        while self.hands == 0 or played < self.hands:
+            yield from self._hand(played)
+            played += 1
+            yield from self._pause(self._n_range(BETWEEN_HANDS_S))
+            if self.mode == "three" and (self.hands == 0 or played < self.hands):
+                yield from self._rotate_three()
+
+    def _pause(self, n: int) -> Iterator[_State]:
+        for _ in range(n):
+            yield _State()
+
+    def _hand(self, number: int) -> Iterator[_State]:
+        rng = self.rng
+        if self.mode == "three":
+            leader = self.soloist
+        else:
+            leader = self.dealer.left
+        plays = random_plays(rng, self.moon_seats, leader, purgatory_bias=self.purgatory_bias)
+        record: dict[str, Any] = {"format": "twilight-hand/1", "mode": self.mode,
+                                  "moon_seats": [s.value for s in self.moon_seats],
+                                  "leader": leader.value, "plays": []}
+        if self.mode == "three":
+            record["soloist"] = self.soloist.value
+            record["names"] = {s.value: self.names[s] for s in SEATS}
+        else:
+            record["dealer"] = self.dealer.value
+        self.hand_records.append(record)
+        hand = Hand(self.moon_seats, leader)
+        yield from self._pause(self._n(1.0))
+        for i, play in enumerate(plays):
+            if i % 4 == 0 and i and self.bump > 0 and rng.random() < self.bump:
+                yield from self._bump()
+            hand.play(play.seat, play.card)
+            record["plays"].append(play.to_dict())
+            yield from self._lay(play.seat, play.card, number, extra_trick=hand)
+            trick = hand.tricks[-1]
+            if trick.complete and not trick.lies:
+                if hand.complete:
+                    choice = "sweep"
+                else:
+                    choice = rng.choices([c for c, _ in SWEEP_CHOICES],
+                                         [w for _, w in SWEEP_CHOICES])[0]
+                if choice != "leave":
+                    assert trick.winner is not None
+                    yield from self._sweep(trick.winner, square=choice == "square")
+        if self.lying:  # neutral tricks, or tricks left lying: the dealer gathers them
+            yield from self._sweep(rng.choice(self._arm_seats()), square=False)
+        if self.mode == "four":
+            self.dealer = self.dealer.left
+
+    def _arm_seats(self) -> list[Seat]:
+        if self.mode == "three":
+            return [s for s in SEATS if s is not self.soloist.opposite]
+        return list(SEATS)
+
+    def _reacher(self, seat: Seat) -> Seat:
+        """Whose arm lays the card at ``seat``: the soloist lays the new moon's (R8)."""
+        if self.mode == "three" and seat is self.soloist.opposite:
+            return self.soloist
+        return seat
+
+    def _lay(self, seat: Seat, card: Card, hand_no: int, extra_trick: Hand) -> Iterator[_State]:
+        rng = self.rng
+        yield from self._pause(self._n_range(THINK_S))
+        x, y, angle = side_pose(rng, seat, self.twilight)
+        final = Placed(card.id, x, y, angle)
+        reacher = self._reacher(seat)
+        dx, dy = SEAT_DIRECTION[reacher]
+        # Palm over the near end of the card, fingers over the rest of it.
+        palm = (x + dx * 38.0, y + dy * 38.0)
+        arm = random_arm(rng, reacher, palm, self.table)
+        start_angle = angle + rng.uniform(-30, 30)
+        n_reach = self._n_range(REACH_S)
+        grip = (x - palm[0], y - palm[1])
+        for k in range(n_reach):
+            t = _ease((k + 1) / n_reach)
+            hand_pos = _lerp(arm.entry, palm, t)
+            lift = CARRY_LIFT_MM * (1 - t)
+            held = Placed(card.id, hand_pos[0] + grip[0], hand_pos[1] + grip[1],
+                          _angle_lerp(start_angle, angle, t), lift)
+            if k == n_reach - 1:
+                break
+            yield _State([held], Arm(arm.entry, hand_pos, arm.skin, arm.sleeve, arm.width_mm))
+        # The card lies: this frame is the play's frame.
+        self.lying.append(_Lying(seat, final))
+        self._changed()
+        play_frame = self.frame
+        trick_done = extra_trick.tricks[-1].complete
+        n_rest = self._n(0.25)
+        for _ in range(n_rest):
+            yield _State([], arm)
+        n_back = self._n_range(WITHDRAW_S)
+        clear: int | None = None
+        for k in range(n_back):
+            t = _ease((k + 1) / n_back)
+            hand_pos = _lerp(palm, arm.entry, t)
+            moving_arm = Arm(arm.entry, hand_pos, arm.skin, arm.sleeve, arm.width_mm)
+            if clear is None and self._covered(moving_arm, final) == 0.0:
+                clear = self.frame
+            yield _State([], moving_arm)
+        if clear is None:
+            clear = self.frame
+        event = {"type": "play", "frame": play_frame, "seat": seat.value, "card": card.id,
+                 "clear_frame": clear, "hand_index": hand_no}
+        self.events.append(event)
+        if trick_done:
+            trick = extra_trick.tricks[-1]
+            self.events.append({"type": "trick", "frame": play_frame,
+                                "winner": trick.winner.value if trick.winner else None,
+                                "hand_index": hand_no})
+            if extra_trick.complete:
+                self.events.append({"type": "hand", "frame": play_frame,
+                                    "score": extra_trick.scores, "hand_index": hand_no})
+        # The card must stay visible: nothing else moves until MIN_VISIBLE_S after clear.
+        need = clear + math.ceil(MIN_VISIBLE_S * self.fps) - self.frame
+        yield from self._pause(max(need, 1))
+
+    def _sweep(self, winner: Seat, square: bool) -> Iterator[_State]:
+        """The winner's arm sweeps every lying card off towards its edge."""
+        rng = self.rng
+        cards = [item.card for item in self.lying]
+        if not cards:
+            return
+        reacher = winner if winner in self._arm_seats() else self._reacher(winner)
+        cx = sum(c.x for c in cards) / len(cards)
+        cy = sum(c.y for c in cards) / len(cards)
+        dx, dy = SEAT_DIRECTION[reacher]
+        tw = self.twilight
+        # Gather point in front of the winner, beside the Twilight card.
+        pile = (tw.x + dx * 120.0, tw.y + dy * 120.0)
+        target = pile if square else (cx * 0.5 + pile[0] * 0.5, cy * 0.5 + pile[1] * 0.5)
+        arm = random_arm(rng, reacher, target, self.table)
+        n = self._n_range(REACH_S)
+        for k in range(n):
+            t = _ease((k + 1) / n)
+            yield _State([], Arm(arm.entry, _lerp(arm.entry, target, t), arm.skin, arm.sleeve,
+                                 arm.width_mm))
+        self.lying = []
+        self._changed()
+        moving = list(cards)
+        if square:
+            base_angle = rng.choice([0.0, 90.0]) + tw.angle
+            n = self._n(0.6)
+            for k in range(n):
+                t = _ease((k + 1) / n)
+                moving = [Placed(c.card_id, *_lerp((c.x, c.y), pile, t),
+                                 _angle_lerp(c.angle, base_angle + (c.angle // 180) * 180, t))
+                          for c in cards]
+                yield _State(moving, Arm(arm.entry, target, arm.skin, arm.sleeve, arm.width_mm))
+            yield from (_State(moving, Arm(arm.entry, target, arm.skin, arm.sleeve,
+                                           arm.width_mm)) for _ in range(self._n(0.4)))
+        # Off towards the winner's edge, cards drawn together behind the hand.
+        w, h = self.table.size
+        s = self.table.camera.px_per_mm
+        far = (target[0] + dx * (w / s), target[1] + dy * (h / s))
+        n = self._n_range((0.6, 0.9))
+        start = moving
+        for k in range(n):
+            t = _ease((k + 1) / n)
+            hand_pos = _lerp(target, far, t)
+            gather = min(1.0, t * 2)
+            moving = []
+            for c in start:
+                pos = _lerp((c.x, c.y), target, gather * 0.7)
+                moving.append(Placed(c.card_id, pos[0] + hand_pos[0] - target[0],
+                                     pos[1] + hand_pos[1] - target[1], c.angle))
+            yield _State(moving, Arm(arm.entry, hand_pos, arm.skin, arm.sleeve, arm.width_mm))
+        yield from self._pause(self._n(0.3))
+
+    def _bump(self) -> Iterator[_State]:
+        """Someone knocks the table: the Twilight card shifts a few mm and turns a little."""
+        rng = self.rng
+        old = self.twilight
+        new = old.moved(old.x + rng.uniform(-6, 6), old.y + rng.uniform(-6, 6),
+                        old.angle + rng.uniform(-4, 4))
+        for k in range(2):
+            t = (k + 1) / 2
+            self.twilight = Placed("twilight", *_lerp((old.x, old.y), (new.x, new.y), t),
+                                   _angle_lerp(old.angle, new.angle, t))
+            self._changed()
+            yield _State()
+        yield from self._pause(self._n(0.5))
+
+    def _rotate_three(self) -> Iterator[_State]:
+        """R8: the player right of the soloist becomes soloist; the Twilight card turns."""
+        old = self.soloist
+        new_soloist = old.right
+        names = dict(self.names)
+        names[old.opposite] = self.names[old.left]
+        names[old.left] = None
+        self.names = names
+        self.soloist = new_soloist
+        self.moon_seats = tuple(sorted((new_soloist, new_soloist.opposite),
+                                       key=lambda s: s.index))
+        tw = self.twilight
+        turn = self.rng.choice([-90.0, 90.0])
+        arm = random_arm(self.rng, new_soloist, (tw.x, tw.y), self.table)
+        n = self._n(0.7)
+        for k in range(n):
+            t = _ease((k + 1) / n)
+            yield _State([], Arm(arm.entry, _lerp(arm.entry, (tw.x, tw.y), t), arm.skin,
+                                 arm.sleeve, arm.width_mm))
+        # The Twilight card leaves the board while it turns under the hand.
+        hidden = self.twilight
+        self._twilight_on_board = False
+        self._changed()
+        n = self._n(0.8)
+        for k in range(n):
+            t = _ease((k + 1) / n)
+            turning = hidden.moved(hidden.x, hidden.y, hidden.angle + turn * t)
+            yield _State([turning], Arm(arm.entry, (tw.x, tw.y), arm.skin, arm.sleeve,
+                                        arm.width_mm))
+        self.twilight = hidden.moved(hidden.x, hidden.y, (hidden.angle + turn) % 360.0)
+        self._twilight_on_board = True
+        self._changed()
+        n = self._n_range(WITHDRAW_S)
+        for k in range(n):
+            t = _ease((k + 1) / n)
+            yield _State([], Arm(arm.entry, _lerp((tw.x, tw.y), arm.entry, t), arm.skin,
+                                 arm.sleeve, arm.width_mm))
+        yield from self._pause(self._n(1.0))
+
+    # -- records ----------------------------------------------------------------------------
+    def match_record(self) -> dict[str, Any]:
+        """The hands so far as a C4 match record (C2 hand records under ``hands``)."""
+        record: dict[str, Any] = {"format": "twilight-match/1", "mode": self.mode,
+                                  "goal": "standard", "hands": list(self.hand_records)}
+        return record
+
+
+class SimulatedTable:
+    """The hand movie as a camera: ``read()`` gives the next frame, ``None`` at the end.
+
+    ``hands=0`` plays for ever. ``speed`` scales the pace of the table (2: twice as
+    fast). With ``realtime`` (default) ``read()`` waits so frames come at ``fps``
+    like a live camera; pass ``realtime=False`` to get frames as fast as they render.
+    ``truth_events`` grows as frames are read (C7 form). Extra keyword options go to
+    :class:`HandMovie` (``mode``, ``soloist``, ``bump``, ...).
+    """
+
+    def __init__(self, seed: int | None = None, style: int = 0,
+                 size: tuple[int, int] = (1280, 720), fps: float = 10.0, hands: int = 0,
+                 speed: float = 1.0, realtime: bool = True, **options: Any) -> None:
+        if seed is None:
+            seed = int.from_bytes(os.urandom(4), "little")
+        self.seed = seed
+        self.fps = float(fps)
+        self.realtime = realtime
+        self.movie = HandMovie(seed, style, tuple(size), fps, hands=hands, speed=speed,
+                               **options)
+        self._frames: Iterator[MovieFrame] | None = self.movie.frames()
+        self._t0: float | None = None
+        self.frame_index = -1
+        #: The C7 truth of what has been played so far.
+        self.truth_events = self.movie.events
+        self.last: MovieFrame | None = None
+
+    def read(self) -> np.ndarray | None:
+        """The next frame (BGR uint8), or ``None`` once the movie (or ``close``) ended."""
+        if self._frames is None:
+            return None
+        frame = next(self._frames, None)
+        if frame is None:
+            self._frames = None
+            return None
+        self.frame_index = frame.index
+        self.last = frame
+        if self.realtime:
+            now = time.monotonic()
+            if self._t0 is None:
+                self._t0 = now
+            due = self._t0 + frame.index / self.fps
+            if due > now:
+                time.sleep(due - now)
+        return frame.image
+
+    @property
+    def hand_records(self) -> list[dict[str, Any]]:
+        return self.movie.hand_records
+
+    def close(self) -> None:
+        self._frames = None
+
+
+# -- the simulate command ---------------------------------------------------------------------
+def _parse_size(text: str) -> tuple[int, int]:
+    try:
+        w, h = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise ValueError(f"--size must be WIDTHxHEIGHT, e.g. 1280x720, not {text!r}") from None
+    if not (64 <= w <= 8192 and 64 <= h <= 8192):
+        raise ValueError(f"--size {text!r} out of range (64..8192 px a side)")
+    return w, h
+
+
+def run(args: argparse.Namespace) -> int:
+    """``twilight-companion simulate``: frames (or a video) plus truth.jsonl and hands.json."""
+    try:
+        size = _parse_size(str(args.size))
+        if args.hands < 1:
+            raise ValueError(f"--hands must be at least 1, not {args.hands}")
+        if args.style not in STYLES:
+            raise ValueError(f"--style must be one of {', '.join(map(str, STYLES))}, "
+                             f"not {args.style}")
+        if not args.fps > 0:
+            raise ValueError(f"--fps must be positive, not {args.fps}")
+        mode = getattr(args, "mode", None) or "four"
+        movie = HandMovie(args.seed, args.style, size, args.fps, mode=mode,
+                          soloist=getattr(args, "soloist", None), hands=args.hands)
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+    except (ValueError, OSError) as exc:
+        print(f"twilight-companion simulate: {exc}", file=sys.stderr)
+        return 2
+    writer = None
+    if args.video:
+        path = out / "movie.mp4"
+        writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"mp4v"), args.fps, size)
+        if not writer.isOpened():
+            path = out / "movie.avi"
+            writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), args.fps, size)
+        if not writer.isOpened():
+            print(f"twilight-companion simulate: cannot write a video in {out}", file=sys.stderr)
+            return 2
+    written = 0
+    try:
+        with open(out / "truth.jsonl", "w") as truth:
+            for frame in movie.frames():
+                assert frame.image is not None
+                if writer is not None:
+                    writer.write(frame.image)
+                else:
+                    cv2.imwrite(str(out / FRAME_PATTERN.format(frame.index)), frame.image,
+                                [cv2.IMWRITE_JPEG_QUALITY, 95])
+                while written < len(movie.events):
+                    truth.write(json.dumps(movie.events[written]) + "\n")
+                    written += 1
+        (out / "hands.json").write_text(json.dumps(movie.match_record(), indent=1) + "\n")
+    finally:
+        if writer is not None:
+            writer.release()
+    return 0
+
+
