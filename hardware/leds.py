@@ -404,12 +404,20 @@ class Hardware:
     buttons: Buttons | None = None
     factory: Factory | None = None
     factory_name: str | None = None
+    owns_factory: bool = False
 
     def close(self) -> None:
+        """Turn the LEDs off and release every pin (and a factory ``start`` made)."""
         if self.buttons is not None:
             self.buttons.close()
         if self.lights is not None:
             self.lights.close()
+        if self.owns_factory and self.factory is not None:
+            try:
+                self.factory.close()
+            except Exception as exc:
+                logger.warning("GPIO: closing the pin factory: %s", exc)
+            self.factory = None
 
 
 def start(log: GameLog, config: HardwareConfig | None = None, *,
@@ -421,6 +429,7 @@ def start(log: GameLog, config: HardwareConfig | None = None, *,
     gpio = config.leds.enabled or config.buttons.enabled
     if gpio and pin_factory is None:
         pin_factory, hw.factory_name = gpio_pins.make_factory(config.leds.factory)
+        hw.owns_factory = True
     elif pin_factory is not None:
         hw.factory_name = "mock" if gpio_pins.is_mock(pin_factory) else "gpio"
     hw.factory = pin_factory
@@ -449,6 +458,7 @@ def run_test(args: argparse.Namespace, *, pin_factory: Factory | None = None,
         print(f"twilight-companion leds test: {exc}", file=sys.stderr)
         return 2
     delay = max(float(getattr(args, "delay", 1.0) or 0.0), 0.0)
+    owns = pin_factory is None
     if pin_factory is None:
         pin_factory, name = gpio_pins.make_factory(config.leds.factory)
     else:
@@ -461,6 +471,8 @@ def run_test(args: argparse.Namespace, *, pin_factory: Factory | None = None,
                          pin_factory=pin_factory)
     except Exception as exc:
         print(f"twilight-companion leds test: cannot drive the LEDs: {exc}", file=sys.stderr)
+        if owns:
+            pin_factory.close()
         return 1
     try:
         for seat in SEAT_NAMES:
@@ -473,4 +485,6 @@ def run_test(args: argparse.Namespace, *, pin_factory: Factory | None = None,
         print("done: each seat's LED should have lit once, north first, clockwise", file=out)
     finally:
         board.close()
+        if owns:
+            pin_factory.close()
     return 0
