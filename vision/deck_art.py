@@ -464,11 +464,10 @@ def _draw_back(c: _Canvas, cult: Cult, style: int) -> None:
     c.rect(0, 0, w, h, pal["back"])
     cx, cy = w / 2, h / 2
     if style == 0:
-        _frame_edge(c, cult, pal["back_ink"])
         if cult is Cult.SUN:
             for i in range(24):  # rays from the centre, point-symmetric
                 a = 2 * math.pi * i / 24
-                r = 40.0
+                r = 60.0
                 c.poly([(cx, cy), (cx + r * math.cos(a + 0.06), cy + r * math.sin(a + 0.06)),
                         (cx + r * math.cos(a - 0.06), cy + r * math.sin(a - 0.06))],
                        pal["back_ink"])
@@ -480,6 +479,11 @@ def _draw_back(c: _Canvas, cult: Cult, style: int) -> None:
                 c.circle((px, py), 1.2 if k % 2 else 1.8, pal["back_ink"])
             c.circle((cx, cy), 17.0, pal["back_ink"], 1.0)
             _moon_emblem(c, (cx - 2.0, cy), 12.0, pal["back_ink"])
+        # The frame band, clean over the pattern, with the cult's teeth or scallops.
+        half = _FRAME_MM / 2
+        c.polyline([(half, half), (w - half, half), (w - half, h - half), (half, h - half)],
+                   pal["back"], _FRAME_MM + 0.1)
+        _frame_edge(c, cult, pal["back_ink"])
     else:
         step = 7.0
         for i in range(-12, 14):
@@ -524,7 +528,8 @@ def _draw_twilight(c: _Canvas, style: int) -> None:
     _both_ways(c, label, moon)
 
 
-def _render_uncached(card_id: str, style: int, px_per_mm: float) -> np.ndarray:
+def _render_uncached(card_id: str, style: int, px_per_mm: float,
+                     rounded: bool = True) -> np.ndarray:
     scale = max(1.0, math.ceil(_SUPERSAMPLE_MIN_PX_PER_MM / px_per_mm))
     s = px_per_mm * scale
     if card_id == TWILIGHT_ID:
@@ -538,7 +543,7 @@ def _render_uncached(card_id: str, style: int, px_per_mm: float) -> np.ndarray:
         card = Card.parse(card_id)
         c = _Canvas(s, _PALETTE[style][card.cult.value]["frame"])
         _draw_face(c, card, style)
-    img = _round_corners(c.img, s)
+    img = _round_corners(c.img, s) if rounded else c.img
     if scale > 1:
         w, h = CARD_MM
         img = cv2.resize(img, (round(w * px_per_mm), round(h * px_per_mm)),
@@ -547,10 +552,27 @@ def _render_uncached(card_id: str, style: int, px_per_mm: float) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=512)
-def _render_cached(card_id: str, style: int, px_per_mm: float) -> np.ndarray:
-    img = _render_uncached(card_id, style, px_per_mm)
+def _render_cached(card_id: str, style: int, px_per_mm: float, rounded: bool = True
+                   ) -> np.ndarray:
+    img = _render_uncached(card_id, style, px_per_mm, rounded)
     img.setflags(write=False)
     return img
+
+
+def _check(card_id: str, style: int, px_per_mm: float) -> None:
+    if style not in STYLES:
+        raise ValueError(f"unknown art style {style!r} (styles: {STYLES})")
+    if card_id not in ALL_IDS:
+        raise ValueError(f"unknown card id {card_id!r} (C1)")
+    if not px_per_mm > 0:
+        raise ValueError(f"px_per_mm must be positive, not {px_per_mm!r}")
+
+
+def render_print(card_id: str, style: int = 0, px_per_mm: float = 300 / 25.4) -> np.ndarray:
+    """Like :func:`render_card` but with square corners, for print sheets: a card cut
+    along straight lines then shows its frame colour right into the corners."""
+    _check(card_id, style, px_per_mm)
+    return _render_cached(card_id, style, float(px_per_mm), False)
 
 
 def render_card(card_id: str, style: int = 0, px_per_mm: float = 4.0) -> np.ndarray:
@@ -561,10 +583,5 @@ def render_card(card_id: str, style: int = 0, px_per_mm: float = 4.0) -> np.ndar
 
     Raises ``ValueError`` for an unknown id or style.
     """
-    if style not in STYLES:
-        raise ValueError(f"unknown art style {style!r} (styles: {STYLES})")
-    if card_id not in ALL_IDS:
-        raise ValueError(f"unknown card id {card_id!r} (C1)")
-    if not px_per_mm > 0:
-        raise ValueError(f"px_per_mm must be positive, not {px_per_mm!r}")
+    _check(card_id, style, px_per_mm)
     return _render_cached(card_id, style, float(px_per_mm))
