@@ -1,30 +1,435 @@
 """The one module that wires camera, tracker, game log, LEDs and web together.
 
-``watch``, ``serve`` and ``demo`` start here.
+``watch`` (C7), ``serve`` and ``demo`` (C9) start here. Everything the camera
+sees goes through the tracker (:mod:`vision.tracker`) into the game log's
+checked calls, exactly like a correction from the web page or a button press.
+The LEDs and the web page only follow the game log.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import logging
+import os
+import signal
 import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
 
-from companion.console import ConsoleReporter, play_random_hands
+from companion.config import Config, ConfigError, load_config
+from companion.console import ConsoleReporter
 from companion.gamelog import GameLog, LogError, data_dir
+from companion.rules import RuleError
+from companion.sdnotify import notify, watchdog_interval
+
+logger = logging.getLogger("twilight")
+
+#: Seconds between the watch loop's looks at a live camera when no frame came.
+FRAME_WAIT_S = 0.5
 
 
-def run_demo(args: argparse.Namespace) -> int:
-    folder = args.data or data_dir() / "demo"
+@dataclass
+class Options:
+    source: str
+    deck: str | None = None
+    mirror: bool = False
+    mode: str | None = None
+    soloist: str | None = None
+    events: str | None = None
+    web: bool = False
+    host: str = "0.0.0.0"
+    port: int = 8000
+    data: str | None = None
+    demo: bool = False
+    hands: int = 0
+    seed: int | None = None
+    speed: float = 1.0
+    size: tuple[int, int] = (1280, 720)
+
+
+class EventFile:
+    """The C7 events file: one JSON line per event, flushed as it happens."""
+
+    def __init__(self, path: str | None) -> None:
+        self._fp: IO[str] | None = open(path, "a", encoding="utf-8") if path else None
+
+    def write(self, event: dict[str, Any]) -> None:
+        if self._fp is not None:
+            self._fp.write(json.dumps(event) + "\n")
+            self._fp.flush()
+
+    def close(self) -> None:
+        if self._fp is not None:
+            self._fp.close()
+            self._fp = None
+
+
+class Companion:
+    """Frames → tracker → game log; LEDs and web follow the log."""
+
+    def __init__(self, opts: Options, config: Config, log: GameLog) -> None:
+        self.opts = opts
+        self.config = config
+        self.log = log
+        self.stop = threading.Event()
+        self.events = EventFile(opts.events)
+        self.hardware: Any = None
+        self.server: Any = None
+        self.capture: Any = None
+        self.source: Any = None
+        self.tracker: Any = None
+        self.frames_seen = 0
+
+    # -- parts ------------------------------------------------------------------------------
+    def start_camera(self) -> None:
+        from vision.sources import LatestFrame, open_source
+
+        options: dict[str, Any] = {}
+        if self.opts.demo:
+            options = {"hands": self.opts.hands, "seed": self.opts.seed,
+                       "speed": self.opts.speed}
+        self.source = open_source(self.opts.source, self.opts.size, **options)
+        if self.source.live:
+            self.capture = LatestFrame(self.source).start()
+
+    def start_tracker(self) -> None:
+        from vision.tracker import TableTracker
+
+        self.tracker = TableTracker(profile=self.opts.deck, mirror=self.opts.mirror)
+        self.log.set_status("recognition", "ok")
+
+    def start_leds(self) -> None:
+        try:
+            from hardware.config import HardwareConfig
+            from hardware.leds import start
+
+            hw_config = HardwareConfig.from_dict(self.config.hardware)
+            if self.opts.demo:
+                from hardware.pins import mock_factory
+
+                self.hardware = start(self.log, hw_config, pin_factory=mock_factory())
+            else:
+                self.hardware = start(self.log, hw_config)
+            name = self.hardware.factory_name or "none"
+            self.log.set_status("leds_driver", name)
+        except Exception as exc:  # LEDs are a help, never a reason to stop scoring
+            logger.warning("seat LEDs unavailable: %s", exc)
+            self.log.set_status("leds_driver", f"unavailable: {exc}")
+
+    def start_web(self) -> None:
+        import waitress
+
+        import web
+
+        cfg: dict[str, Any] = {"DATA_DIR": str(self.log.path.parent)}
+        if self.config.web.pin:
+            cfg["TABLE_PIN"] = self.config.web.pin
+        frames = self.capture
+        leds = self.hardware.lights if self.hardware is not None else None
+        app = web.create_app(self.log, config=cfg, frames=frames, leds=leds,
+                             recognise=self._annotate if frames is not None else None)
+        app.add_url_rule("/healthz", "healthz", self._healthz)
+        self.server = waitress.create_server(
+            app, host=self.opts.host, port=self.opts.port,
+            threads=self.config.web.threads, channel_timeout=120,
+            ident="twilight-companion")
+        thread = threading.Thread(target=self._serve, name="web", daemon=True)
+        thread.start()
+        port = self.server.effective_port
+        host = self.opts.host
+        print(f"web: listening on {host}:{port}", flush=True)
+        url_host = _lan_address() if host in ("0.0.0.0", "::", "") else host
+        web.print_banner(f"http://{url_host}:{port}/", app.config["TABLE_PIN"])
+
+    def _healthz(self) -> Any:
+        from flask import jsonify
+
+        health = self.health()
+        ok = health["camera"] in ("ok", "ended") and health["log"] == "ok"
+        return jsonify({"ok": ok, **health}), (200 if ok else 503)
+
+    def _serve(self) -> None:
+        try:
+            self.server.run()
+        except Exception as exc:  # closing the server ends run() with an error
+            if not self.stop.is_set():
+                logger.error("web server stopped: %s", exc)
+
+    def _annotate(self, frame: Any) -> Any:
+        if self.tracker is None:
+            return frame
+        return self.tracker.annotate(frame)
+
+    def health(self) -> dict[str, Any]:
+        """What /healthz reports: camera, recognition, LEDs and the game log."""
+        camera = "ok"
+        if self.capture is not None:
+            lost = self.capture.lost
+            camera = f"lost: {lost}" if lost else ("ended" if self.capture.ended else "ok")
+        elif self.source is None:
+            camera = "none"
+        log_status = str(self.log.snapshot()["status"].get("log", "ok"))
+        leds = "none"
+        if self.hardware is not None and self.hardware.lights is not None:
+            leds = "simulated" if self.hardware.lights.simulated else "ok"
+        return {"camera": camera, "frames": self.frames_seen,
+                "recognition": "ok" if self.tracker is not None else "none",
+                "leds": leds, "log": log_status}
+
+    # -- the watch loop -----------------------------------------------------------------------
+    def frames(self) -> Any:
+        """Every frame of a recording, or the newest frames of a live camera."""
+        from vision.sources import CameraLost, frames
+
+        if self.capture is None:
+            yield from frames(self.source)
+            return
+        number = 0
+        interval = watchdog_interval()
+        last_ping = 0.0
+        while not self.stop.is_set():
+            try:
+                frame = self.capture.wait_newer(number, timeout=FRAME_WAIT_S)
+            except CameraLost as exc:
+                self.log.set_status("camera", f"lost: {exc}")
+                if self.stop.wait(1.0):
+                    return
+                self._restart_camera()
+                continue
+            if frame is None:
+                if self.capture.ended:
+                    return
+                if self.capture.lost:
+                    self.log.set_status("camera", f"lost: {self.capture.lost}")
+                continue
+            number = frame.number
+            self.log.set_status("camera", "ok")
+            now = time.monotonic()
+            if interval and now - last_ping > interval / 2:
+                notify("WATCHDOG=1")  # fed only while frames flow
+                last_ping = now
+            yield frame
+
+    def _restart_camera(self) -> None:
+        from vision.sources import LatestFrame, SourceError, open_source
+
+        try:
+            self.capture.close()
+        except Exception:
+            pass
+        try:
+            self.source = open_source(self.opts.source, self.opts.size)
+            self.capture = LatestFrame(self.source).start()
+        except (SourceError, OSError) as exc:
+            logger.warning("camera: cannot reopen %s: %s", self.opts.source, exc)
+
+    def expect(self) -> Any:
+        from vision.tracker import Expectation
+
+        return Expectation.from_snapshot(self.log.snapshot())
+
+    def watch(self) -> None:
+        for frame in self.frames():
+            if self.stop.is_set():
+                break
+            self.frames_seen += 1
+            self.tracker.feed(frame.number, frame.image, self.expect, self.observe)
+
+    def observe(self, obs: Any) -> None:
+        """Put one tracker observation into the game log and the events file."""
+        if obs.kind == "setup":
+            snap = self.log.snapshot()
+            if not snap["hand"]["plays"] or snap["hand"]["complete"]:
+                try:
+                    if snap["hand"]["complete"]:
+                        return  # the next hand's layout follows the rules (R8)
+                    self.log.setup(moon_seats=list(obs.moon_seats))
+                except RuleError as exc:
+                    self.events.write({"type": "warning", "frame": obs.frame,
+                                       "message": str(exc)})
+            return
+        if obs.kind == "warning":
+            self.events.write({"type": "warning", "frame": obs.frame, "message": obs.message})
+            return
+        before = self.log.snapshot()
+        try:
+            snap = self.log.play(obs.seat, obs.card, source="camera", frame=obs.frame)
+        except RuleError as exc:
+            message = str(exc)
+            self.log.refuse(obs.seat, obs.card, message, frame=obs.frame)
+            self.events.write({"type": "warning", "frame": obs.frame, "message": message})
+            return
+        except LogError as exc:
+            self.log.set_status("log", f"error: {exc}")
+            self.events.write({"type": "warning", "frame": obs.frame, "message": str(exc)})
+            return
+        self.events.write({"type": "play", "frame": obs.frame, "seat": obs.seat,
+                           "card": obs.card})
+        hand = snap["hand"]
+        tricks = hand["tricks"]
+        if tricks and len(tricks[-1]["plays"]) == 4 and (
+            before["hand"]["complete"] or len(before["hand"]["plays"]) < len(hand["plays"])
+        ):
+            self.events.write({"type": "trick", "frame": obs.frame,
+                               "winner": tricks[-1]["winner"]})
+        if hand["complete"]:
+            self.events.write({"type": "hand", "frame": obs.frame, "score": hand["score"]})
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    def close(self) -> None:
+        self.stop.set()
+        if self.capture is not None:
+            self.capture.close()
+        elif self.source is not None:
+            self.source.close()
+        if self.server is not None:
+            try:
+                self.server.close()
+            except Exception:
+                pass
+        if self.hardware is not None:
+            self.hardware.close()
+        self.events.close()
+
+
+def _lan_address() -> str:
+    """This machine's address on the local network, for the phones (no traffic sent)."""
+    import socket
+
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.connect(("192.0.2.1", 9))  # TEST-NET address: connect() sends nothing
+            return str(s.getsockname()[0])
+    except OSError:
+        return "127.0.0.1"
+
+
+def _prepare_match(log: GameLog, opts: Options, config: Config) -> None:
+    """Start a new match when the mode asked for is not the one being played."""
+    mode = opts.mode or None
+    if mode is None:
+        return
+    snap = log.snapshot()
+    match = snap["match"]
+    soloist = opts.soloist or config.game.soloist
+    if match["mode"] == mode and (mode == "four" or snap["hand"]["soloist"] == soloist
+                                  or snap["hand"]["plays"] or match["hands"]):
+        return
+    if match["hands"] or snap["hand"]["plays"]:
+        log.new_match(mode=mode, goal=match["goal"],
+                      soloist=soloist if mode == "three" else None)
+    else:
+        log.set_mode(mode, soloist=soloist if mode == "three" else None)
+
+
+def _run(opts: Options, config: Config, *, serve_web: bool, console: bool) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s",
+                        stream=sys.stdout)
+    folder = opts.data or config.data_dir or None
+    folder = folder or (str(data_dir() / "demo") if opts.demo else None)
     try:
         log = GameLog.open(folder)
     except LogError as exc:
-        print(f"twilight-companion demo: {exc}", file=sys.stderr)
+        print(f"twilight-companion: {exc}", file=sys.stderr)
         return 1
-    log.subscribe(ConsoleReporter())
-    print(f"demo: simulated table, game log in {log.path}", flush=True)
+    if log.skipped:
+        print(f"warning: {log.skipped} events in the game log no longer apply", flush=True)
     try:
-        play_random_hands(log, args.hands, args.seed, pause=0.2 / max(args.speed, 0.01))
-    except KeyboardInterrupt:
-        pass
-    finally:
+        _prepare_match(log, opts, config)
+    except RuleError as exc:
+        print(f"twilight-companion: {exc}", file=sys.stderr)
         log.close()
-    return 0
+        return 2
+    app = Companion(opts, config, log)
+    if console:
+        log.subscribe(ConsoleReporter())
+
+    def _stop(signum: int, frame: Any) -> None:
+        app.stop.set()
+
+    old = {s: signal.signal(s, _stop) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        try:
+            app.start_camera()
+        except Exception as exc:
+            print(f"twilight-companion: camera {opts.source!r}: {exc}", file=sys.stderr)
+            return 2
+        app.start_tracker()
+        if serve_web:
+            app.start_leds()
+            app.start_web()
+        print(f"game log: {log.path}", flush=True)
+        notify("READY=1", "STATUS=watching the table")
+        app.watch()
+        if serve_web and not app.stop.is_set() and not opts.demo:
+            # a recording ended: keep the page up until asked to stop
+            app.stop.wait()
+        return 0
+    finally:
+        notify("STOPPING=1")
+        app.close()
+        log.close()
+        for s, handler in old.items():
+            signal.signal(s, handler)
+
+
+def _config(args: argparse.Namespace) -> Config | None:
+    try:
+        return load_config(getattr(args, "config", None))
+    except ConfigError as exc:
+        print(f"twilight-companion: {exc}", file=sys.stderr)
+        return None
+
+
+def run_watch(args: argparse.Namespace) -> int:
+    config = _config(args)
+    if config is None:
+        return 2
+    if args.mode == "three" and not args.soloist:
+        print("twilight-companion watch: --mode three needs --soloist SEAT", file=sys.stderr)
+        return 2
+    if args.soloist and args.soloist not in ("north", "east", "south", "west"):
+        print(f"twilight-companion watch: --soloist {args.soloist!r} is not a seat",
+              file=sys.stderr)
+        return 2
+    opts = Options(source=args.source, deck=args.deck or config.deck_profile or None,
+                   mirror=args.mirror or config.camera.mirror, mode=args.mode,
+                   soloist=args.soloist, events=args.events, web=args.web,
+                   host=args.host or config.web.host, port=args.port or config.web.port,
+                   data=args.data, size=(config.camera.width, config.camera.height))
+    try:
+        Path(args.events).parent.mkdir(parents=True, exist_ok=True)
+        open(args.events, "a").close()
+    except OSError as exc:
+        print(f"twilight-companion watch: cannot write {args.events}: {exc.strerror}",
+              file=sys.stderr)
+        return 2
+    return _run(opts, config, serve_web=args.web, console=False)
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    config = _config(args)
+    if config is None:
+        return 2
+    opts = Options(source=config.camera.source, deck=config.deck_profile or None,
+                   mirror=config.camera.mirror, mode=config.game.mode,
+                   soloist=config.game.soloist,
+                   host=args.host or config.web.host, port=args.port or config.web.port,
+                   data=args.data, size=(config.camera.width, config.camera.height))
+    return _run(opts, config, serve_web=True, console=True)
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    config = _config(args)
+    if config is None:
+        return 2
+    opts = Options(source="demo", deck=None, mirror=False, mode=None,
+                   host=args.host or "127.0.0.1", port=args.port or config.web.port,
+                   data=args.data, demo=True, hands=args.hands, seed=args.seed,
+                   speed=args.speed, size=(config.camera.width, config.camera.height))
+    os.environ.setdefault("GPIOZERO_PIN_FACTORY", "mock")
+    return _run(opts, config, serve_web=True, console=True)

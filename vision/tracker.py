@@ -1,0 +1,332 @@
+"""Table tracking over time: from frames to plays (issue 5, CONTRACT C7).
+
+Per frame the tracker does only cheap work: a small grey thumbnail (a strided
+view of the frame, no resampling), its difference to the previous thumbnail,
+and per side zone the share of changed pixels. A side is read by the
+recogniser only when something changed there and the zone has been quiet for
+:data:`SETTLE_FRAMES` frames — so the hand that laid the card has left, and an
+arm over the table suspends judgement wherever it moves.
+
+A read that shows the card already on top (nudged, straightened, briefly
+covered) is no event; an empty side (a trick swept away) is no event; a card
+already played this hand (a trick squared up or pushed around) is no event. A
+new card is confirmed by :data:`CONFIRM_READS` equal reads, and plays are
+given out in turn order: a card at a seat that is not on turn waits while the
+seat on turn may still be laying its card, and only then goes to the rules,
+which refuse it (R9) — a warning, never a play.
+
+The rules act as a prior (R3): when the recogniser's best guess is not legal
+at that seat but a legal card scores within :data:`PRIOR_MARGIN` of it, the
+legal card is taken. A card is never invented: an unreadable side stays
+``unknown`` and after :data:`UNKNOWN_WARN_READS` reads the table is asked to
+check it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import cv2
+import numpy as np
+
+from companion.cards import SEATS
+
+#: Thumbnail = every STRIDE-th pixel of the frame (no resampling cost).
+THUMB_TARGET_WIDTH = 320
+#: Grey-level change (after a light blur) that counts as motion at a thumbnail pixel.
+MOTION_LEVEL = 22
+#: Share of a zone's thumbnail pixels that must change for the zone to count as busy.
+BUSY_FRACTION = 0.006
+#: Mean grey-level difference to the zone's look at its last read that makes it worth
+#: a new read even without frame-to-frame motion (slow changes, light drift).
+REFERENCE_LEVEL = 10.0
+#: Quiet frames a zone needs after motion before it is read (at 10 fps: 0.3 s).
+SETTLE_FRAMES = 3
+#: Equal reads that confirm a new card.
+CONFIRM_READS = 2
+#: Frames a confirmed card at a seat not on turn waits for the seat on turn (10 fps: 2 s).
+OUT_OF_TURN_WAIT = 20
+#: Score margin within which the rules may pick a legal card over an illegal best guess.
+PRIOR_MARGIN = 0.08
+#: Reads of "unknown" in a row after which the table is warned once.
+UNKNOWN_WARN_READS = 15
+#: Frames between attempts to find a lost Twilight card.
+LOCATE_EVERY = 5
+#: Share of the Twilight card's thumbnail pixels that must change to re-locate it.
+CENTRE_BUSY_FRACTION = 0.02
+#: Corner movement (px, frame) above which the Twilight card counts as moved.
+MOVED_PX = 6.0
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """What the rules expect next (R3): the seat on turn (None: any seat may lead)
+    and the cards already played this hand."""
+
+    next_seat: str | None
+    played: frozenset[str] = frozenset()
+    moon_seats: tuple[str, str] = ("north", "south")
+    fixed_leader: bool = False
+
+    @classmethod
+    def from_snapshot(cls, snap: Mapping[str, Any]) -> Expectation:
+        hand = snap["hand"]
+        if hand["complete"]:
+            nxt = hand.get("next_hand") or {}
+            return cls(None, frozenset(), tuple(nxt.get("moon_seats") or hand["moon_seats"]))
+        played = frozenset(p["card"] for p in hand["plays"])
+        moon = tuple(hand["moon_seats"])
+        if not hand["plays"] and not hand.get("leader_fixed"):
+            return cls(None, played, moon)  # the first card tells who leads (C7)
+        seat = hand["next"]["seat"] if hand["next"] else None
+        return cls(seat, played, moon, bool(hand.get("leader_fixed")))
+
+    def cult(self, seat: str) -> str:
+        return "moon" if seat in self.moon_seats else "sun"
+
+    def legal(self, seat: str, card: str) -> bool:
+        return card.startswith(self.cult(seat) + "-") and card not in self.played and (
+            self.next_seat is None or seat == self.next_seat)
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What the tracker tells the game: ``play`` (seat, card), ``setup`` (the Twilight
+    card's moon seats, once found or turned) or ``warning`` (message)."""
+
+    kind: str
+    frame: int
+    seat: str | None = None
+    card: str | None = None
+    message: str | None = None
+    moon_seats: tuple[str, str] | None = None
+
+
+@dataclass
+class _Zone:
+    seat: str
+    mask: np.ndarray | None = None  # bool thumbnail mask
+    count: int = 1
+    top: str | None = None  # the card believed uppermost here
+    dirty: bool = True
+    quiet: int = 0
+    reference: np.ndarray | None = None  # thumbnail pixels at the last read
+    candidate: str | None = None
+    confirms: int = 0
+    waiting_since: int | None = None  # frame a confirmed out-of-turn card began to wait
+    refused: str | None = None  # a card the rules refused, until the side changes
+    unknown_reads: int = 0
+    warned: bool = False
+    scores: dict[str, float] = field(default_factory=dict)
+
+
+class TableTracker:
+    """Feed it frames in order; it calls ``emit`` with each :class:`Observation`.
+
+    ``recogniser`` reads the table (default: :class:`vision.recognise.Recogniser`
+    for ``profile``). ``expect()`` must return the rules' current
+    :class:`Expectation`; it is asked again after every emitted play.
+    """
+
+    def __init__(self, profile: Any = None, *, mirror: bool = False,
+                 recogniser: Any = None) -> None:
+        if recogniser is None:
+            from vision.recognise import Recogniser
+
+            recogniser = Recogniser(profile, mirror=mirror)
+        self.rec = recogniser
+        self.pose: Any = None
+        self.stride = 0
+        self.prev: np.ndarray | None = None
+        self.zones: dict[str, _Zone] = {s.value: _Zone(s.value) for s in SEATS}
+        self.centre_mask: np.ndarray | None = None
+        self.centre_dirty = False
+        self.centre_quiet = 0
+        self.frame_no = 0
+        self.last_locate = -LOCATE_EVERY
+        self.reported_moon: tuple[str, str] | None = None
+        self.reads = 0
+
+    # -- thumbnails and zones -----------------------------------------------------------------
+    def _thumb(self, frame: np.ndarray) -> np.ndarray:
+        if not self.stride:
+            self.stride = max(1, frame.shape[1] // THUMB_TARGET_WIDTH)
+        s = self.stride
+        small = np.ascontiguousarray(frame[::s, ::s])
+        grey = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
+        return cv2.blur(grey, (3, 3))
+
+    def _set_pose(self, pose: Any, shape: tuple[int, int]) -> None:
+        self.pose = pose
+        s = float(self.stride)
+        for seat, zone in self.zones.items():
+            outline = self.rec.zone_outline(pose, seat) / s
+            mask = np.zeros(shape, np.uint8)
+            cv2.fillConvexPoly(mask, np.round(outline).astype(np.int32), 1)
+            zone.mask = mask.astype(bool)
+            zone.count = max(1, int(zone.mask.sum()))
+            zone.dirty = True
+            zone.reference = None
+        mask = np.zeros(shape, np.uint8)
+        cv2.fillConvexPoly(mask, np.round(np.asarray(pose.quad) / s).astype(np.int32), 1)
+        self.centre_mask = mask.astype(bool)
+
+    # -- the per-frame step -------------------------------------------------------------------
+    def feed(self, frame_no: int, frame: np.ndarray, expect: Callable[[], Expectation],
+             emit: Callable[[Observation], None]) -> None:
+        """Look at one frame; emit what it shows."""
+        self.frame_no = frame_no
+        thumb = self._thumb(frame)
+        prev, self.prev = self.prev, thumb
+        if self.pose is None:
+            if frame_no - self.last_locate >= LOCATE_EVERY or prev is None:
+                self.last_locate = frame_no
+                pose = self.rec.locate(frame)
+                if pose is not None:
+                    self._set_pose(pose, thumb.shape)
+                    self._report_moon(pose, emit)
+            return
+        moving = (cv2.absdiff(thumb, prev) > MOTION_LEVEL) if prev is not None else None
+        if moving is not None and self._centre_moved(moving):
+            self._relocate(frame, thumb, emit)
+        for zone in self.zones.values():
+            self._watch_zone(zone, thumb, moving)
+        for zone in self.zones.values():
+            if zone.dirty and zone.quiet >= SETTLE_FRAMES:
+                self._read(zone, frame, thumb, expect(), emit)
+        self._give_out(expect, emit)
+
+    def _centre_moved(self, moving: np.ndarray) -> bool:
+        assert self.centre_mask is not None
+        share = float(moving[self.centre_mask].mean()) if self.centre_mask.any() else 0.0
+        if share > CENTRE_BUSY_FRACTION:
+            self.centre_dirty = True
+            self.centre_quiet = 0
+            return False
+        self.centre_quiet += 1
+        return self.centre_dirty and self.centre_quiet >= SETTLE_FRAMES
+
+    def _relocate(self, frame: np.ndarray, thumb: np.ndarray,
+                  emit: Callable[[Observation], None]) -> None:
+        self.centre_dirty = False
+        pose = self.rec.locate(frame)
+        if pose is None:
+            return  # covered or gone for now: keep the old zones
+        moved = float(np.abs(np.asarray(pose.quad) - np.asarray(self.pose.quad)).max())
+        if moved > MOVED_PX or pose.moon_seats != self.pose.moon_seats:
+            tops = {s: z.top for s, z in self.zones.items()}
+            self._set_pose(pose, thumb.shape)
+            for seat, zone in self.zones.items():
+                zone.top = tops[seat]  # the cards did not change, only where we look
+            self._report_moon(pose, emit)
+
+    def _report_moon(self, pose: Any, emit: Callable[[Observation], None]) -> None:
+        moon = tuple(pose.moon_seats)
+        if moon != self.reported_moon:
+            self.reported_moon = moon  # type: ignore[assignment]
+            emit(Observation("setup", self.frame_no, moon_seats=moon))  # type: ignore[arg-type]
+
+    def _watch_zone(self, zone: _Zone, thumb: np.ndarray, moving: np.ndarray | None) -> None:
+        assert zone.mask is not None
+        busy = moving is not None and float(moving[zone.mask].sum()) / zone.count > BUSY_FRACTION
+        if busy:
+            zone.quiet = 0
+            zone.dirty = True
+            zone.waiting_since = None if zone.candidate is None else zone.waiting_since
+            return
+        zone.quiet += 1
+        if not zone.dirty and zone.reference is not None:
+            diff = cv2.absdiff(thumb[zone.mask], zone.reference)
+            if float(diff.mean()) > REFERENCE_LEVEL:
+                zone.dirty = True
+
+    def _read(self, zone: _Zone, frame: np.ndarray, thumb: np.ndarray, expect: Expectation,
+              emit: Callable[[Observation], None]) -> None:
+        self.reads += 1
+        reading = self.rec.read_side(frame, self.pose, zone.seat)
+        card = reading.card
+        if card == "unknown":
+            zone.unknown_reads += 1
+            if zone.unknown_reads >= UNKNOWN_WARN_READS and not zone.warned:
+                zone.warned = True
+                emit(Observation("warning", self.frame_no, seat=zone.seat,
+                                 message=f"cannot read the card at {zone.seat}: "
+                                         "please check it lies flat and uncovered"))
+            return  # stay dirty: try again next frame
+        zone.unknown_reads = 0
+        zone.warned = False
+        card = self._with_prior(zone.seat, card, reading, expect)
+        if card != zone.candidate:
+            zone.candidate, zone.confirms = card, 1
+        else:
+            zone.confirms += 1
+        if zone.confirms < CONFIRM_READS:
+            return  # read again next frame
+        zone.dirty = False
+        assert zone.mask is not None
+        zone.reference = thumb[zone.mask].copy()
+        if card is None or card == zone.top or card in expect.played:
+            # empty (swept away), unchanged (nudged) or a card already played this
+            # hand being moved about: no event
+            zone.top, zone.candidate, zone.refused = card, None, None
+            return
+        if card == zone.refused:
+            zone.candidate = None
+            return
+        zone.waiting_since = self.frame_no
+
+    def _with_prior(self, seat: str, card: str | None, reading: Any,
+                    expect: Expectation) -> str | None:
+        """The rules decide between near candidates (R3), never invent a card."""
+        if card is None or expect.legal(seat, card):
+            return card
+        scores: Mapping[str, float] = getattr(reading, "scores", None) or {}
+        best = scores.get(card)
+        if best is None:
+            return card
+        legal = [(s, c) for c, s in scores.items() if expect.legal(seat, c)]
+        if legal:
+            score, choice = max(legal)
+            if best - score <= PRIOR_MARGIN:
+                return choice
+        return card
+
+    def _give_out(self, expect: Callable[[], Expectation],
+                  emit: Callable[[Observation], None]) -> None:
+        """Emit confirmed new cards in turn order (R3)."""
+        while True:
+            rules = expect()
+            ready = [z for z in self.zones.values()
+                     if z.candidate is not None and z.waiting_since is not None]
+            if not ready:
+                return
+            on_turn = [z for z in ready if rules.next_seat in (None, z.seat)]
+            if rules.next_seat is None and len(on_turn) > 1:
+                on_turn.sort(key=lambda z: z.waiting_since or 0)
+            if on_turn:
+                zone = on_turn[0]
+            else:
+                # Out of turn: wait while the seat on turn may still be laying its card.
+                turn_zone = self.zones.get(rules.next_seat or "")
+                stale = [z for z in ready
+                         if self.frame_no - (z.waiting_since or 0) >= OUT_OF_TURN_WAIT]
+                if not stale or (turn_zone is not None and turn_zone.dirty
+                                 and turn_zone.quiet < SETTLE_FRAMES):
+                    return
+                zone = stale[0]
+            card = zone.candidate
+            zone.candidate, zone.waiting_since = None, None
+            emit(Observation("play", self.frame_no, seat=zone.seat, card=card))
+            after = expect()
+            if card in after.played or after.next_seat != rules.next_seat:
+                zone.top = card
+            else:
+                zone.refused = card  # the rules refused it; wait for the side to change
+
+    # -- drawing ------------------------------------------------------------------------------
+    def annotate(self, frame: np.ndarray) -> np.ndarray:
+        """The frame with the Twilight card, zones and cards on top drawn on."""
+        tops = {s: z.top for s, z in self.zones.items()}
+        return self.rec.annotate(frame, self.pose, tops)
