@@ -30,7 +30,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from companion.cards import CARDS, SEATS, Cult, Seat
+from companion.cards import CARD_IDS, CARDS, SEATS, Card, Cult, Seat
 from vision.deck_art import CARD_MM, STYLES, render_card
 
 #: Default image size (width, height).
@@ -704,6 +704,9 @@ def render_scene(seed: int, style: int = 0, size: tuple[int, int] = DEFAULT_SIZE
                     top = rng.choice([c.id for c in CARDS if c.cult is cult and c.id not in used])
             if top is None:
                 continue
+            if top not in CARD_IDS or Card.parse(top).cult is not cult:
+                raise ValueError(f"sides: {top!r} cannot lie at {seat.value}, a {cult.value} "
+                                 f"side (C1, R3)")
             used.add(top)
             if isinstance(unders, Mapping):
                 n_under = int(unders.get(seat.value, unders.get(seat, 0)) or 0)

@@ -1,0 +1,176 @@
+"""The table simulator (issue 3): seeded scenes whose truth (C6) matches their pixels."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from companion.cards import CARD_IDS, SEATS, Card
+from vision.deck_art import CARD_MM, render_card
+from vision.simulator import SEAT_DIRECTION, render_scene, seat_of_direction
+
+SMALL = (640, 360)
+CHECK_PX_PER_MM = 2.0
+
+
+def centre(quad: np.ndarray) -> np.ndarray:
+    return quad.astype(np.float64).mean(axis=0)
+
+
+def unwarp(image: np.ndarray, quad: np.ndarray, px_per_mm: float = CHECK_PX_PER_MM
+           ) -> np.ndarray:
+    """The card inside ``quad`` (its own corner order) warped back upright."""
+    w, h = round(CARD_MM[0] * px_per_mm), round(CARD_MM[1] * px_per_mm)
+    dst = np.float32([(0, 0), (w, 0), (w, h), (0, h)])
+    M = cv2.getPerspectiveTransform(quad.astype(np.float32), dst)
+    return cv2.warpPerspective(image, M, (w, h), flags=cv2.INTER_AREA)
+
+
+def art_difference(patch: np.ndarray, card_id: str, style: int) -> float:
+    art = render_card(card_id, style, CHECK_PX_PER_MM).astype(np.float32)
+    m = 3  # leave out the rounded corners and the anti-aliased rim
+    return float(np.abs(patch[m:-m, m:-m].astype(np.float32) - art[m:-m, m:-m]).mean())
+
+
+def test_truth_has_the_c6_form_and_obeys_r3() -> None:
+    for seed in range(12):
+        scene = render_scene(seed, size=SMALL)
+        truth = scene.truth
+        assert set(truth) == {"twilight", "sides"}
+        assert truth["twilight"]["found"] is True
+        moon = truth["twilight"]["moon_seats"]
+        assert moon in (["north", "south"], ["east", "west"])
+        assert set(truth["sides"]) == {s.value for s in SEATS}
+        for seat, card_id in truth["sides"].items():
+            if card_id is None:
+                assert scene.side_quads[seat] is None
+                continue
+            assert card_id in CARD_IDS
+            # R3: a moon card at a moon side, a sun card at a sun side.
+            assert Card.parse(card_id).cult.value == ("moon" if seat in moon else "sun")
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_each_card_lies_at_the_side_the_truth_names(seed: int) -> None:
+    """After the perspective warp, each side card is beyond the named side of the
+    Twilight card, and the Twilight card's moon sides face the moon seats."""
+    scene = render_scene(seed, style=seed % 2, size=SMALL)
+    tw = scene.twilight_quad
+    assert tw is not None and tw.shape == (4, 2)
+    c = centre(tw)
+    # Edges 0-1 and 2-3 of the Twilight quad are its moon sides.
+    moon_dirs = {seat_of_direction(*(centre(tw[[0, 1]]) - c)).value,
+                 seat_of_direction(*(centre(tw[[2, 3]]) - c)).value}
+    assert moon_dirs == set(scene.truth["twilight"]["moon_seats"])
+    for seat in SEATS:
+        quad = scene.side_quads[seat.value]
+        if quad is None:
+            continue
+        v = centre(quad) - c
+        assert seat_of_direction(*v) is seat
+        # Beyond the Twilight card's edge that faces this seat.
+        edges = [tw[[0, 1]], tw[[1, 2]], tw[[2, 3]], tw[[3, 0]]]
+        facing = max(edges, key=lambda e: float(np.dot(centre(e) - c,
+                                                       SEAT_DIRECTION[seat])))
+        normal = centre(facing) - c
+        normal /= np.linalg.norm(normal)
+        assert np.dot(v, normal) > np.dot(centre(facing) - c, normal)
+        assert cv2.pointPolygonTest(tw.astype(np.float32), tuple(map(float, centre(quad))),
+                                    False) < 0
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 8, 13])
+def test_the_named_card_is_the_one_in_the_pixels(seed: int) -> None:
+    """Warping each side quad back upright gives the named card's art, closer than
+    any other card of its cult; the Twilight quad gives the Twilight card."""
+    style = seed % 2
+    scene = render_scene(seed, style=style, size=(1280, 720), effects=False, hand=False,
+                         under_cards=0)
+    named = 0
+    for seat, card_id in scene.truth["sides"].items():
+        quad = scene.side_quads[seat]
+        if card_id is None:
+            continue
+        patch = unwarp(scene.image, quad)
+        cult = Card.parse(card_id).cult
+        scores = {cid: art_difference(patch, cid, style) for cid in CARD_IDS
+                  if Card.parse(cid).cult is cult}
+        assert min(scores, key=scores.get) == card_id, (seat, card_id, scores[card_id])
+        assert scores[card_id] < 25
+        named += 1
+    assert named >= 1
+    assert scene.twilight_quad is not None
+    assert art_difference(unwarp(scene.image, scene.twilight_quad), "twilight", style) < 25
+
+
+def test_same_seed_same_pixels_different_seed_different_scene() -> None:
+    a = render_scene(7, size=SMALL)
+    b = render_scene(7, size=SMALL)
+    c = render_scene(8, size=SMALL)
+    assert np.array_equal(a.image, b.image)
+    assert a.truth == b.truth
+    assert not np.array_equal(a.image, c.image)
+    assert np.abs(a.image.astype(int) - c.image).mean() > 5
+
+
+def test_image_size_and_type() -> None:
+    scene = render_scene(0, size=(320, 240))
+    assert scene.image.shape == (240, 320, 3)
+    assert scene.image.dtype == np.uint8
+    assert render_scene(0).image.shape == (720, 1280, 3)
+
+
+def test_forced_sides_and_under_cards() -> None:
+    sides = {"north": "moon-adept", "east": "sun-souls-7", "south": None, "west": "sun-altar"}
+    scene = render_scene(3, size=SMALL, twilight_deg=0, sides=sides, under_cards=2, hand=False)
+    assert scene.truth["twilight"]["moon_seats"] == ["north", "south"]
+    assert scene.truth["sides"] == sides
+    assert scene.side_quads["south"] is None
+    for seat in ("north", "east", "west"):
+        assert len(scene.under_quads[seat]) == 2
+    assert scene.occluded == {s.value: False for s in SEATS}
+
+
+def test_wrong_cult_at_a_side_is_refused() -> None:
+    with pytest.raises(ValueError, match="R3"):
+        render_scene(0, twilight_deg=0, sides={"north": "sun-adept"})
+
+
+def test_turned_twilight_card_moves_the_moon_seats() -> None:
+    scene = render_scene(4, size=SMALL, twilight_deg=90)
+    assert scene.truth["twilight"]["moon_seats"] == ["east", "west"]
+
+
+def test_without_twilight_nothing_is_found() -> None:
+    scene = render_scene(5, size=SMALL, twilight=False)
+    assert scene.truth["twilight"]["found"] is False
+    assert set(scene.truth["sides"].values()) == {None}
+    assert scene.twilight_quad is None
+
+
+def test_an_arm_over_a_card_marks_it_occluded() -> None:
+    sides = {"north": "moon-hierarch", "east": "sun-souls-3", "west": "sun-novice"}
+    base = render_scene(6, size=SMALL, twilight_deg=0, hand=False, sides=sides)
+    quad = base.side_quads["east"]
+    assert quad is not None
+    # Aim the palm at the east card: the same seed gives the same layout.
+    h = np.linalg.inv(base.homography)
+    target = cv2.perspectiveTransform(centre(quad).reshape(1, 1, 2), h).reshape(2)
+    scene = render_scene(6, size=SMALL, twilight_deg=0, hand=True, hand_seat="east",
+                         hand_target=tuple(target), sides=sides)
+    assert scene.occluded["east"] is True
+    assert scene.occluded["west"] is False  # an arm from the east stops short of it
+    assert base.occluded == {s.value: False for s in SEATS}
+    assert np.abs(scene.image.astype(int) - base.image).mean() > 1
+
+
+def test_tilt_and_options_are_checked() -> None:
+    flat = render_scene(9, size=SMALL, tilt_deg=0, effects=False, hand=False)
+    tilted = render_scene(9, size=SMALL, tilt_deg=12, effects=False, hand=False)
+    assert flat.twilight_quad is not None and tilted.twilight_quad is not None
+    # A square-on camera keeps the card's opposite edges equally long.
+    q = flat.twilight_quad
+    assert abs(np.linalg.norm(q[1] - q[0]) - np.linalg.norm(q[2] - q[3])) < 0.5
+    with pytest.raises(TypeError, match="unknown options"):
+        render_scene(0, colour="red")
