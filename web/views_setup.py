@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from flask import Blueprint, Response, current_app, jsonify, render_template, send_file
+from flask import Blueprint, Response, current_app, jsonify, render_template
 
 from companion.cards import BACK_IDS, CARD_IDS, TWILIGHT_ID
 from web.common import (
@@ -198,7 +198,9 @@ def deck_picture(card: str) -> Response:
     path = _wizard_dir() / f"{card}.png"
     if not path.exists():
         raise ApiError(404, f"no picture of {card} yet")
-    return send_file(path, mimetype="image/png", max_age=0)
+    resp = Response(path.read_bytes(), mimetype="image/png")
+    resp.headers["Cache-Control"] = "no-store"
+    return resp
 
 
 @bp.post("/api/deck/reset")
