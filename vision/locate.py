@@ -1,0 +1,326 @@
+"""Finding the Twilight card in a frame, and the four side zones that follow from its pose.
+
+Steps (each a small function on arrays, runnable on a saved frame):
+
+1. :func:`ring_holes` — downscale to :data:`WORK_HEIGHT` rows, mark what is brighter
+   than its neighbourhood (an adaptive threshold, so no global light level), and
+   keep the holes of bright rings that are roughly quadrilateral: the Twilight card's
+   light border encloses its face, whatever the table, the light or cards touching it.
+2. :func:`verify` — warp each candidate to the profile's Twilight face (both ways
+   round) and score it by normalised colour correlation; the best above
+   :data:`MIN_TWILIGHT_SCORE` is the card, and the winning assignment says which
+   edges are its moon sides.
+3. :func:`side_frames` — a homography per side from a zone's own millimetre frame
+   (u along the side, v outward) to image px, and the seat (C1) it faces.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from companion.cards import SEATS, Seat
+from vision.profile import CARD_MM
+
+#: Rows of the downscaled image the search runs on.
+WORK_HEIGHT = 480
+#: Adaptive threshold: neighbourhood (fraction of the work height) and how much
+#: brighter than it (grey levels) a pixel of the light border must be.
+RING_BLOCK_FRACTION = 1 / 24
+RING_CONTRAST = 8
+#: Card size limits, as fractions of the work image height (camera height varies).
+MIN_CARD_HEIGHT_FRACTION = 0.06
+MAX_CARD_HEIGHT_FRACTION = 0.6
+#: Aspect (long/short) of a candidate's inner face, allowing perspective and a border.
+ASPECT_RANGE = (1.12, 1.8)
+#: How much of its bounding rectangle a candidate hole must fill (a quadrilateral does).
+MIN_FILL = 0.8
+#: Normalised cross-correlation a candidate needs to be the Twilight card.
+MIN_TWILIGHT_SCORE = 0.45
+#: How near a pixel must be to a Twilight fill colour: hue angle (degrees in Lab a*b*),
+#: and its chroma and lightness as a ratio of the fill's (the light may be dim or bright).
+FILL_HUE_TOLERANCE_DEG = 25.0
+FILL_RATIO_RANGE = (0.4, 1.8)
+#: Resolution (px/mm) of the verification warp.
+VERIFY_PX_PER_MM = 1.0
+#: Border of the Twilight face (mm) assumed when the profile's face shows none.
+DEFAULT_INSET_MM = 2.5
+
+Quad = np.ndarray  # 4x2 float32 image px: the card's own TL, TR, BR, BL (upright art)
+
+
+@dataclass(frozen=True)
+class TwilightPose:
+    """Where the Twilight card lies: ``quad`` its corners (TL, TR, BR, BL of its upright
+    art, so edges 0-1 and 2-3 are the moon sides), ``homography`` from its millimetre
+    frame (0..63 x 0..88) to image px, ``moon_seats`` (C1 order), ``side_seat`` the seat
+    each of its sides 0 top, 1 right, 2 bottom, 3 left faces, ``angle`` (degrees the
+    upright art is turned clockwise in the image) and ``score`` (0..1)."""
+
+    quad: Quad
+    homography: np.ndarray
+    moon_seats: tuple[str, str]
+    side_seat: tuple[Seat, Seat, Seat, Seat]
+    angle: float
+    score: float
+
+    def seat_side(self, seat: Seat) -> int:
+        return self.side_seat.index(seat)
+
+
+class TwilightModel:
+    """The profile's Twilight face prepared for :func:`verify`."""
+
+    def __init__(self, face: np.ndarray) -> None:
+        self.inset_mm = face_inset_mm(face)
+        w_mm, h_mm = CARD_MM
+        i = self.inset_mm
+        s = VERIFY_PX_PER_MM
+        self.size = (max(8, round((w_mm - 2 * i) * s)), max(8, round((h_mm - 2 * i) * s)))
+        px = face.shape[1] / w_mm
+        x0, y0 = round(i * px), round(i * px)
+        inner = face[y0:face.shape[0] - y0, x0:face.shape[1] - x0]
+        inner = cv2.resize(inner, self.size, interpolation=cv2.INTER_AREA)
+        self.vector = _unit(cv2.GaussianBlur(inner, (0, 0), 1.0))
+        # inner rectangle in card mm, TL TR BR BL
+        self.inner_mm = np.float32([(i, i), (w_mm - i, i), (w_mm - i, h_mm - i), (i, h_mm - i)])
+        # the fill colours of its moon (top/bottom) and sun (left/right) quarters, Lab
+        lab = cv2.cvtColor(inner, cv2.COLOR_BGR2Lab).reshape(-1, 3).astype(np.float32)
+        yy, xx = np.mgrid[0:self.size[1], 0:self.size[0]]
+        dx = (xx - self.size[0] / 2) / self.size[0]
+        dy = (yy - self.size[1] / 2) / self.size[1]
+        moon = (np.abs(dy) > np.abs(dx)).ravel()
+        self.fills = (np.median(lab[moon], axis=0), np.median(lab[~moon], axis=0))
+
+
+def _unit(img: np.ndarray) -> np.ndarray:
+    v = img.astype(np.float32).ravel()
+    v -= v.mean()
+    n = float(np.linalg.norm(v))
+    return v / n if n > 1e-6 else v
+
+
+def face_inset_mm(face: np.ndarray) -> float:
+    """Width (mm) of a card face's light border, measured on the upright face image."""
+    small = cv2.resize(face, (CARD_MM[0] * 4, CARD_MM[1] * 4), interpolation=cv2.INTER_AREA)
+    holes = ring_holes(small, work_height=small.shape[0], card_fraction=(0.5, 1.01))
+    if not holes:
+        return DEFAULT_INSET_MM
+    quad = max(holes, key=lambda q: cv2.contourArea(q))
+    x, y, w, h = cv2.boundingRect(quad.astype(np.float32))
+    inset = min(x, y, small.shape[1] - x - w, small.shape[0] - y - h) / 4.0
+    return float(inset) if 0.5 <= inset <= 8.0 else DEFAULT_INSET_MM
+
+
+def ring_holes(frame: np.ndarray, *, work_height: int = WORK_HEIGHT,
+               card_fraction: tuple[float, float] = (MIN_CARD_HEIGHT_FRACTION,
+                                                     MAX_CARD_HEIGHT_FRACTION)
+               ) -> list[Quad]:
+    """Quadrilateral holes of light rings in *frame*, as 4x2 quads in frame px."""
+    scale = min(1.0, work_height / frame.shape[0])
+    gray = frame if frame.ndim == 2 else cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
+    if scale < 1.0:
+        gray = cv2.resize(gray, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+    h = gray.shape[0]
+    block = max(3, int(h * RING_BLOCK_FRACTION) | 1)
+    bright = cv2.adaptiveThreshold(gray, 255, cv2.ADAPTIVE_THRESH_MEAN_C, cv2.THRESH_BINARY,
+                                   block, -RING_CONTRAST)
+    contours, hierarchy = cv2.findContours(bright, cv2.RETR_CCOMP, cv2.CHAIN_APPROX_SIMPLE)
+    if hierarchy is None:
+        return []
+    lo, hi = card_fraction[0] * h, card_fraction[1] * h
+    quads = []
+    for contour, (_, _, _, parent) in zip(contours, hierarchy[0], strict=True):
+        if parent < 0 or len(contour) < 4:
+            continue
+        (cx, cy), (rw, rh), _ = cv2.minAreaRect(contour)
+        long_side, short_side = max(rw, rh), min(rw, rh)
+        if not (lo <= long_side <= hi) or short_side < 4:
+            continue
+        if not ASPECT_RANGE[0] <= long_side / short_side <= ASPECT_RANGE[1]:
+            continue
+        hull = cv2.convexHull(contour)
+        area = cv2.contourArea(hull)
+        if area < MIN_FILL * rw * rh:
+            continue
+        quad = _quad_of(hull)
+        quads.append(quad / scale)
+    return quads
+
+
+def colour_regions(frame: np.ndarray, fills: tuple[np.ndarray, ...], *,
+                   work_height: int = WORK_HEIGHT) -> list[Quad]:
+    """Quadrilateral regions of the Twilight card's fill colours (its four quarters
+    together), as 4x2 quads in frame px: the second way to find the card, for tables
+    as light as its border."""
+    scale = min(1.0, work_height / frame.shape[0])
+    small = frame
+    if scale < 1.0:
+        small = cv2.resize(frame, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+    lab = cv2.cvtColor(small, cv2.COLOR_BGR2Lab).astype(np.float32)
+    a = lab[..., 1] - 128
+    b = lab[..., 2] - 128
+    chroma = np.sqrt(a * a + b * b) + 1e-3
+    mask = np.zeros(small.shape[:2], np.uint8)
+    for fill in fills:
+        fa, fb = float(fill[1]) - 128, float(fill[2]) - 128
+        fc = max(float(np.hypot(fa, fb)), 1e-3)
+        # hue and saturation survive dim light and a colour cast better than Lab distance
+        cos_hue = (a * fa + b * fb) / (chroma * fc)
+        ratio = chroma / fc
+        light = lab[..., 0] / max(float(fill[0]), 1.0)
+        near = ((cos_hue > np.cos(np.radians(FILL_HUE_TOLERANCE_DEG)))
+                & (ratio > FILL_RATIO_RANGE[0]) & (ratio < FILL_RATIO_RANGE[1])
+                & (light > FILL_RATIO_RANGE[0]) & (light < FILL_RATIO_RANGE[1]))
+        mask |= near.astype(np.uint8)
+    mask = cv2.morphologyEx(mask * 255, cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8))
+    mask = cv2.erode(mask, np.ones((3, 3), np.uint8))
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    h = small.shape[0]
+    lo, hi = MIN_CARD_HEIGHT_FRACTION * h, MAX_CARD_HEIGHT_FRACTION * h
+    quads = []
+    for contour in contours:
+        (_, _), (rw, rh), _ = cv2.minAreaRect(contour)
+        long_side, short_side = max(rw, rh), min(rw, rh)
+        if not (lo <= long_side <= hi) or short_side < 4:
+            continue
+        if not ASPECT_RANGE[0] <= long_side / short_side <= ASPECT_RANGE[1]:
+            continue
+        hull = cv2.convexHull(contour)
+        if cv2.contourArea(hull) < MIN_FILL * rw * rh:
+            continue
+        # the erosion took a pixel off each side
+        quads.append(_grow(_quad_of(hull), 1.0) / scale)
+    return quads
+
+
+def _grow(quad: Quad, px: float) -> Quad:
+    c = quad.mean(axis=0)
+    d = quad - c
+    n = np.linalg.norm(d, axis=1, keepdims=True)
+    return (quad + d / np.maximum(n, 1e-6) * px * 1.414).astype(np.float32)
+
+
+def _quad_of(hull: np.ndarray) -> Quad:
+    """Four corners of a convex outline: a 4-point polygon approximation when one
+    exists, else the minimum-area rectangle; clockwise in image coordinates."""
+    peri = cv2.arcLength(hull, True)
+    quad = None
+    for eps in (0.02, 0.04, 0.06):
+        approx = cv2.approxPolyDP(hull, eps * peri, True)
+        if len(approx) == 4:
+            quad = approx.reshape(4, 2).astype(np.float32)
+            break
+    if quad is None:
+        quad = cv2.boxPoints(cv2.minAreaRect(hull)).astype(np.float32)
+    return _clockwise(quad)
+
+
+def _clockwise(quad: np.ndarray) -> np.ndarray:
+    c = quad.mean(axis=0)
+    ang = np.arctan2(quad[:, 1] - c[1], quad[:, 0] - c[0])
+    return quad[np.argsort(ang)].astype(np.float32)  # y down: increasing angle = clockwise
+
+
+def verify(frame: np.ndarray, quad: Quad, model: TwilightModel) -> tuple[float, Quad]:
+    """Score *quad* (a candidate inner face) as the Twilight card, trying it all four
+    ways round; returns (score, inner quad ordered TL, TR, BR, BL of the upright art)."""
+    w, h = model.size
+    dst = np.float32([(0, 0), (w, 0), (w, h), (0, h)])
+    best = (-1.0, quad)
+    for k in range(4):
+        q = np.roll(quad, -k, axis=0)
+        # the upright face is portrait: its first edge (moon side) is a short one
+        if np.linalg.norm(q[1] - q[0]) > np.linalg.norm(q[2] - q[1]) * 1.05:
+            continue
+        M = cv2.getPerspectiveTransform(q.astype(np.float32), dst)
+        patch = cv2.warpPerspective(frame, M, (w, h), flags=cv2.INTER_LINEAR,
+                                    borderMode=cv2.BORDER_REPLICATE)
+        patch = cv2.GaussianBlur(patch, (0, 0), 1.0)
+        score = float(_unit(patch) @ model.vector)
+        if score > best[0]:
+            best = (score, q)
+    return best
+
+
+def locate(frame: np.ndarray, model: TwilightModel, *, mirror: bool = False,
+           min_score: float = MIN_TWILIGHT_SCORE) -> TwilightPose | None:
+    """The Twilight card's pose in *frame* (BGR), or None when it is not seen."""
+    best: tuple[float, Quad] | None = None
+    for quad in ring_holes(frame) + colour_regions(frame, model.fills):
+        score, ordered = verify(frame, quad, model)
+        if score >= min_score and (best is None or score > best[0]):
+            best = (score, ordered)
+    if best is None:
+        return None
+    score, inner = best
+    H_inner = cv2.getPerspectiveTransform(model.inner_mm, inner.astype(np.float32))
+    w_mm, h_mm = CARD_MM
+    outer_mm = np.float32([(0, 0), (w_mm, 0), (w_mm, h_mm), (0, h_mm)]).reshape(-1, 1, 2)
+    quad = cv2.perspectiveTransform(outer_mm, H_inner).reshape(4, 2)
+    return pose_from_quad(quad, score, mirror=mirror)
+
+
+def pose_from_quad(quad: Quad, score: float = 1.0, *, mirror: bool = False) -> TwilightPose:
+    """The pose of a Twilight card whose corners (TL, TR, BR, BL of its upright art)
+    are *quad*: homography, seats of its sides (C1: north up the image) and moon seats."""
+    quad = np.asarray(quad, np.float32)
+    w_mm, h_mm = CARD_MM
+    corners_mm = np.float32([(0, 0), (w_mm, 0), (w_mm, h_mm), (0, h_mm)])
+    H = cv2.getPerspectiveTransform(corners_mm, quad)
+    centre = quad.mean(axis=0)
+    up = (quad[0] + quad[1]) / 2 - centre  # towards the top (a moon side) of the art
+    angle = float(np.degrees(np.arctan2(up[0], -up[1])))  # clockwise from image-up
+    k = round(angle / 90.0) % 4  # the art's top faces SEATS[k]
+    side_seat = tuple(SEATS[(i + k) % 4] for i in range(4))
+    if mirror:
+        swap = {Seat.EAST: Seat.WEST, Seat.WEST: Seat.EAST}
+        side_seat = tuple(swap.get(s, s) for s in side_seat)
+    moon = sorted((side_seat[0], side_seat[2]), key=lambda s: s.index)
+    return TwilightPose(quad, H, (moon[0].value, moon[1].value), side_seat, angle, score)
+
+
+# -- side zones ------------------------------------------------------------------------------
+
+#: A side zone in its own frame: u along the side (mm, centred), v outward from the edge.
+ZONE_HALF_WIDTH_MM = 95.0
+ZONE_DEPTH_MM = 150.0
+
+# twilight mm = origin + u * along + v * outward, per side 0 top, 1 right, 2 bottom, 3 left
+_SIDE_AXES = (
+    ((CARD_MM[0] / 2, 0.0), (1.0, 0.0), (0.0, -1.0)),
+    ((CARD_MM[0], CARD_MM[1] / 2), (0.0, 1.0), (1.0, 0.0)),
+    ((CARD_MM[0] / 2, CARD_MM[1]), (-1.0, 0.0), (0.0, 1.0)),
+    ((0.0, CARD_MM[1] / 2), (0.0, -1.0), (-1.0, 0.0)),
+)
+
+
+def side_half_length(side: int) -> float:
+    """Half the length (mm) of the Twilight card's side *side*."""
+    return CARD_MM[0] / 2 if side in (0, 2) else CARD_MM[1] / 2
+
+
+def zone_homography(pose: TwilightPose, side: int, px_per_mm: float) -> np.ndarray:
+    """Homography from a zone image (px at *px_per_mm*; outward is up, the Twilight
+    card below its bottom edge) to frame px."""
+    (ox, oy), (ax, ay), (nx, ny) = _SIDE_AXES[side]
+    s = px_per_mm
+    # zone px (x, y) -> (u, v) = (x/s - U, D - y/s) -> twilight mm
+    U, D = ZONE_HALF_WIDTH_MM, ZONE_DEPTH_MM
+    zone_to_uv = np.array([[1 / s, 0, -U], [0, -1 / s, D], [0, 0, 1]])
+    uv_to_mm = np.array([[ax, nx, ox], [ay, ny, oy], [0, 0, 1]])
+    return pose.homography @ uv_to_mm @ zone_to_uv
+
+
+def zone_size(px_per_mm: float) -> tuple[int, int]:
+    return (round(2 * ZONE_HALF_WIDTH_MM * px_per_mm), round(ZONE_DEPTH_MM * px_per_mm))
+
+
+def zone_outline(pose: TwilightPose, side: int) -> np.ndarray:
+    """The zone's outline in frame px (4x2), for drawing."""
+    H = zone_homography(pose, side, 1.0)
+    w, h = zone_size(1.0)
+    pts = np.float32([(0, 0), (w, 0), (w, h), (0, h)]).reshape(-1, 1, 2)
+    return cv2.perspectiveTransform(pts, H).reshape(4, 2)

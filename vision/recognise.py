@@ -1,0 +1,226 @@
+"""Recognition of the cards at the Twilight card's sides (CONTRACT C6) — the public API.
+
+>>> from vision.profile import load_deck
+>>> rec = Recogniser(load_deck(None))              # built-in deck; or load_deck("DECK")
+>>> result = rec.recognise(frame)                  # doctest: +SKIP
+>>> result["sides"]["north"]                       # doctest: +SKIP
+'moon-hierarch'
+
+``Recogniser(profile, mirror=False)``
+    ``.locate(frame) -> TwilightPose | None``
+        the Twilight card: ``quad`` (TL, TR, BR, BL of its upright art; edges 0-1 and
+        2-3 are moon sides), ``moon_seats``, ``side_seat`` (seat each side faces),
+        ``angle``, ``score``.
+    ``.read_side(frame, pose, seat) -> SideReading``
+        the uppermost card at one side: ``card_id`` (C1 id, ``"unknown"`` or None when
+        no card lies there), ``confidence`` 0..1, ``cult`` by colour, ``quad`` (frame
+        px) — cheap enough to re-read only the side where something changed.
+    ``.recognise(frame, image_name=None) -> dict``
+        the C6 line as a dict; ``.last_readings`` keeps the SideReadings and
+        ``.timings`` the milliseconds of each stage of the last call.
+    ``.identify_card(image) -> Identity``
+        one card alone (``recognise --card``): any turn, light margin allowed.
+``annotate(frame, result_or_readings) -> image`` in :mod:`vision.annotate` draws it.
+
+Frames are B,G,R ``uint8`` arrays (what :mod:`vision.sources` gives).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from companion.cards import SEATS, Seat
+from vision import locate as _locate
+from vision.profile import CARD_MM, DeckProfile, ProfileError, load_deck
+from vision.read import (
+    MATCH_PX_PER_MM,
+    ZONE_PX_PER_MM,
+    CardMatcher,
+    Identity,
+    find_card,
+)
+
+TwilightPose = _locate.TwilightPose
+
+#: Supersampling of the card warp before it is shrunk to the match size (anti-aliasing).
+CARD_WARP_OVERSAMPLE = 2
+
+
+@dataclass(frozen=True)
+class SideReading:
+    """One side: ``card_id`` (C1 id, ``"unknown"``, or None for no card), ``confidence``,
+    ``cult`` by colour (or None), ``quad`` (4x2 frame px, None without a card) and the
+    full :class:`~vision.read.Identity` when a card was matched."""
+
+    seat: str
+    card_id: str | None
+    confidence: float
+    cult: str | None
+    quad: np.ndarray | None
+    identity: Identity | None = None
+
+
+class Recogniser:
+    """Finds the Twilight card and reads its four sides with one deck profile."""
+
+    def __init__(self, profile: DeckProfile, *, mirror: bool = False) -> None:
+        self.profile = profile
+        self.mirror = mirror
+        self.twilight = _locate.TwilightModel(profile.faces["twilight"])
+        self.matcher = CardMatcher(profile)
+        self.timings: dict[str, float] = {}
+        self.last_readings: dict[str, SideReading] = {}
+        self.last_pose: TwilightPose | None = None
+
+    # -- stages
+    def locate(self, frame: np.ndarray) -> TwilightPose | None:
+        return _locate.locate(frame, self.twilight, mirror=self.mirror)
+
+    def read_side(self, frame: np.ndarray, pose: TwilightPose, seat: Seat | str) -> SideReading:
+        seat = Seat.parse(seat) if isinstance(seat, str) else seat
+        side = pose.seat_side(seat)
+        t0 = time.perf_counter()
+        H = _locate.zone_homography(pose, side, ZONE_PX_PER_MM)
+        size = _locate.zone_size(ZONE_PX_PER_MM)
+        zone = cv2.warpPerspective(frame, H, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                                   borderMode=cv2.BORDER_REPLICATE)
+        t1 = time.perf_counter()
+        found = find_card(zone, ZONE_PX_PER_MM)
+        t2 = time.perf_counter()
+        self.timings["zone_ms"] = self.timings.get("zone_ms", 0.0) + (t1 - t0) * 1000
+        self.timings["find_ms"] = self.timings.get("find_ms", 0.0) + (t2 - t1) * 1000
+        if found is None:
+            return SideReading(seat.value, None, 1.0, None, None)
+        corners, _strength = found
+        quad = cv2.perspectiveTransform(corners.reshape(-1, 1, 2).astype(np.float64),
+                                        H).reshape(4, 2).astype(np.float32)
+        ident = self.identify_quad(frame, quad)
+        self.timings["match_ms"] = (self.timings.get("match_ms", 0.0)
+                                    + (time.perf_counter() - t2) * 1000)
+        if ident.upside_down:
+            quad = np.roll(quad, 2, axis=0)
+        return SideReading(seat.value, ident.card_id, ident.confidence, ident.cult, quad, ident)
+
+    def rectify(self, frame: np.ndarray, quad: np.ndarray) -> np.ndarray:
+        """The card inside *quad* (TL, TR, BR, BL) warped upright to the match size."""
+        w, h = self.matcher.size
+        k = CARD_WARP_OVERSAMPLE
+        dst = np.float32([(0, 0), (w * k, 0), (w * k, h * k), (0, h * k)])
+        M = cv2.getPerspectiveTransform(np.asarray(quad, np.float32), dst)
+        big = cv2.warpPerspective(frame, M, (w * k, h * k), flags=cv2.INTER_LINEAR,
+                                  borderMode=cv2.BORDER_REPLICATE)
+        return cv2.resize(big, (w, h), interpolation=cv2.INTER_AREA)
+
+    def identify_quad(self, frame: np.ndarray, quad: np.ndarray) -> Identity:
+        return self.matcher.identify(self.rectify(frame, quad))
+
+    def recognise(self, frame: np.ndarray, image_name: str | None = None) -> dict:
+        """The C6 result for one frame (a dict; ``image`` only when *image_name* given)."""
+        self.timings = {}
+        t0 = time.perf_counter()
+        pose = self.locate(frame)
+        t1 = time.perf_counter()
+        self.timings["locate_ms"] = (t1 - t0) * 1000
+        self.last_pose = pose
+        result: dict = {} if image_name is None else {"image": image_name}
+        if pose is None:
+            self.last_readings = {}
+            result["twilight"] = {"found": False, "moon_seats": []}
+            result["sides"] = {s.value: None for s in SEATS}
+            self.timings["total_ms"] = self.timings["locate_ms"]
+            return result
+        readings = {s.value: self.read_side(frame, pose, s) for s in SEATS}
+        self.last_readings = readings
+        result["twilight"] = {"found": True, "moon_seats": list(pose.moon_seats)}
+        result["sides"] = {seat: r.card_id for seat, r in readings.items()}
+        result["confidence"] = {seat: round(r.confidence, 3) for seat, r in readings.items()}
+        self.timings["total_ms"] = (time.perf_counter() - t0) * 1000
+        return result
+
+    # -- one card alone (recognise --card)
+    def identify_card(self, image: np.ndarray) -> Identity:
+        """Name a photo of one card alone: any turn, a light background margin allowed."""
+        quad = card_outline(image)
+        if quad is None:
+            h, w = image.shape[:2]
+            quad = np.float32([(0, 0), (w, 0), (w, h), (0, h)])
+            if w > h:
+                quad = np.roll(quad, 1, axis=0)
+        return self.identify_quad(image, quad)
+
+
+def card_outline(image: np.ndarray) -> np.ndarray | None:
+    """The outline (TL, TR, BR, BL, portrait) of the one card in a photo, or None when
+    the card fills the photo (no margin to find it against)."""
+    h, w = image.shape[:2]
+    scale = min(1.0, 400.0 / max(h, w))
+    small = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA) \
+        if scale < 1 else image
+    gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
+    edges = cv2.Canny(cv2.GaussianBlur(gray, (5, 5), 0), 30, 90)
+    edges = cv2.dilate(edges, np.ones((3, 3), np.uint8))
+    contours, _ = cv2.findContours(edges, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    if not contours:
+        return None
+    contour = max(contours, key=cv2.contourArea)
+    rect = cv2.minAreaRect(contour)
+    (_, _), (rw, rh), _ = rect
+    sh, sw = small.shape[:2]
+    if rw * rh < 0.2 * sw * sh or rw * rh > 0.9 * sw * sh:
+        return None
+    aspect = max(rw, rh) / max(min(rw, rh), 1.0)
+    if not 1.2 <= aspect <= 1.6:
+        return None
+    box = _locate._clockwise(cv2.boxPoints(rect).astype(np.float32)) / scale
+    if np.linalg.norm(box[1] - box[0]) > np.linalg.norm(box[2] - box[1]):
+        box = np.roll(box, -1, axis=0)
+    return box.astype(np.float32)
+
+
+# -- the command ---------------------------------------------------------------------------------
+
+
+def run(args) -> int:
+    """``twilight-companion recognise [--deck DECK] [--card] [--annotate DIR] IMAGE…`` (C6)."""
+    try:
+        profile = load_deck(args.deck)
+    except ProfileError as exc:
+        print(f"recognise: {exc}", file=sys.stderr)
+        return 2
+    rec = Recogniser(profile, mirror=bool(getattr(args, "mirror", False)))
+    out_dir = Path(args.annotate) if getattr(args, "annotate", None) else None
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    failed = 0
+    for name in args.images:
+        frame = cv2.imread(name, cv2.IMREAD_COLOR) if os.path.isfile(name) else None
+        if frame is None:
+            failed += 1
+            reason = "no such file" if not os.path.exists(name) else "not a readable image"
+            print(json.dumps({"image": name, "error": reason}), flush=True)
+            continue
+        if args.card:
+            ident = rec.identify_card(frame)
+            line = {"image": name, "card": ident.card_id}
+        else:
+            line = rec.recognise(frame, image_name=name)
+        print(json.dumps(line), flush=True)
+        if out_dir is not None:
+            from vision.annotate import annotate
+
+            drawn = annotate(frame, rec.last_pose if not args.card else None,
+                             rec.last_readings if not args.card else {})
+            cv2.imwrite(str(out_dir / (Path(name).stem + ".png")), drawn)
+    return 2 if failed else 0
+
+
+__all__ = ["Recogniser", "SideReading", "TwilightPose", "card_outline", "run", "CARD_MM",
+           "MATCH_PX_PER_MM"]
