@@ -451,11 +451,12 @@ def _both_ways(c: _Canvas, draw: Callable[[_Canvas, dict[str, Colour]], None],
     draw(layer, pal)
     mask = _Canvas(c.s, (0, 0, 0))
     draw(mask, _WHITE_PALETTE)
-    a = mask.img[..., :1].astype(np.float32) / 255.0
-    img = c.img.astype(np.float32)
+    a = mask.img[..., 0].astype(np.float32) * np.float32(1 / 255)
+    img = c.img
     for colour, alpha in ((layer.img, a), (layer.img[::-1, ::-1], a[::-1, ::-1])):
-        img = img * (1 - alpha) + colour.astype(np.float32) * alpha
-    c.img = img.round().astype(np.uint8)
+        alpha = np.ascontiguousarray(alpha)
+        img = cv2.blendLinear(np.ascontiguousarray(colour), img, alpha, 1.0 - alpha)
+    c.img = img
 
 
 def _draw_back(c: _Canvas, cult: Cult, style: int) -> None:
@@ -554,7 +555,14 @@ def _render_uncached(card_id: str, style: int, px_per_mm: float,
 @functools.lru_cache(maxsize=512)
 def _render_cached(card_id: str, style: int, px_per_mm: float, rounded: bool = True
                    ) -> np.ndarray:
-    img = _render_uncached(card_id, style, px_per_mm, rounded)
+    if px_per_mm < _SUPERSAMPLE_MIN_PX_PER_MM:
+        # Shrink the one fine drawing: each further scale costs a resize, not a redraw.
+        fine = _render_cached(card_id, style, _SUPERSAMPLE_MIN_PX_PER_MM, rounded)
+        w, h = CARD_MM
+        img = cv2.resize(fine, (round(w * px_per_mm), round(h * px_per_mm)),
+                         interpolation=cv2.INTER_AREA)
+    else:
+        img = _render_uncached(card_id, style, px_per_mm, rounded)
     img.setflags(write=False)
     return img
 

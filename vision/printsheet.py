@@ -35,6 +35,10 @@ CUT_MARK_WIDTH_MM = 0.25
 #: Every card on the fronts, in print order.
 FRONT_IDS: tuple[str, ...] = (*CARD_IDS, TWILIGHT_ID)
 PDF_NAME = "twilight-deck.pdf"
+#: zlib level of the PNG pages (fast; the flat card art compresses well anyway).
+PNG_COMPRESS_LEVEL = 2
+#: Pillow stores RGB pages in the PDF as JPEG; high quality keeps edges crisp in print.
+PDF_JPEG_QUALITY = 95
 _INK = (0, 0, 0)
 _LABEL_GREY = (110, 110, 110)
 
@@ -115,11 +119,11 @@ def render_page(page: Page, dpi: int = DPI) -> np.ndarray:
     img = np.full((size[1], size[0], 3), 255, np.uint8)
     ppm = dpi / MM_PER_INCH
     for card_id, col, row in page.slots:
-        x0, y0, x1, y1 = slot_box_px(col, row, dpi)
+        # The art is the card size rounded to whole pixels; slots may be a pixel
+        # larger where the grid's millimetres round up, and that pixel stays white.
+        x0, y0, _, _ = slot_box_px(col, row, dpi)
         art = render_print(card_id, 0, ppm)
-        if art.shape[:2] != (y1 - y0, x1 - x0):
-            art = cv2.resize(art, (x1 - x0, y1 - y0), interpolation=cv2.INTER_AREA)
-        img[y0:y1, x0:x1] = art
+        img[y0:y0 + art.shape[0], x0:x0 + art.shape[1]] = art
     _cut_marks(img, dpi)
     note = (f"Twilight companion - built-in deck - sheet {page.sheet} {page.side}"
             + (" (mirrored: print duplex, flip on long edge)" if page.side == "back" else ""))
@@ -141,11 +145,11 @@ def write_sheets(out: Path, dpi: int = DPI) -> list[Path]:
     for page in layout():
         rgb = Image.fromarray(cv2.cvtColor(render_page(page, dpi), cv2.COLOR_BGR2RGB))
         path = out / page_name(page)
-        rgb.save(path, dpi=(dpi, dpi))
+        rgb.save(path, dpi=(dpi, dpi), compress_level=PNG_COMPRESS_LEVEL)
         written.append(path)
         images.append(rgb)
     pdf = out / PDF_NAME
-    images[0].save(pdf, "PDF", resolution=float(dpi), save_all=True,
+    images[0].save(pdf, "PDF", resolution=float(dpi), save_all=True, quality=PDF_JPEG_QUALITY,
                    append_images=images[1:], title="Twilight companion built-in deck")
     written.append(pdf)
     return written
