@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from test_web_helpers import FIRST_TRICK, PIN, app_config, four_player_game, three_player_game
 
 from companion.gamelog import GameLog
-from web import create_app, print_banner, serve
+from web import create_app, page_url, print_banner, serve
 from web import pin as pins
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -657,6 +657,12 @@ def test_print_banner_shows_address_pin_and_qr():
     text = out.getvalue()
     assert "http://192.168.1.20:8000/" in text and "246810" in text
     assert len(text.splitlines()) > 10  # the QR code
+
+
+def test_page_url():
+    assert page_url("127.0.0.1", 8000) == "http://127.0.0.1:8000/"
+    assert page_url("0.0.0.0", 8000).startswith("http://")
+    assert page_url("::1", 9) == "http://[::1]:9/"
 
 
 def test_serve_uses_waitress(monkeypatch, app):

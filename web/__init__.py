@@ -5,6 +5,6 @@ port)`` runs it with waitress, ``print_banner(url, pin)`` prints the address, th
 table PIN and a QR code.
 """
 
-from web.app import create_app, print_banner, serve
+from web.app import create_app, page_url, print_banner, serve
 
-__all__ = ["create_app", "print_banner", "serve"]
+__all__ = ["create_app", "page_url", "print_banner", "serve"]

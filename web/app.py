@@ -161,3 +161,20 @@ def print_banner(url: str, pin: str | None = None, *, file: IO[str] | None = Non
     except (TypeError, UnicodeEncodeError):
         qr.terminal(out=out)
     out.flush()
+
+
+def page_url(host: str, port: int) -> str:
+    """The address phones should open: for an all-interfaces bind, this machine's
+    address on the local network (no packet is sent to find it)."""
+    import socket
+
+    if host in ("", "0.0.0.0", "::"):
+        try:
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+                s.connect(("10.255.255.255", 1))
+                host = s.getsockname()[0]
+        except OSError:
+            host = socket.gethostname()
+    if ":" in host:
+        host = f"[{host}]"
+    return f"http://{host}:{port}/"

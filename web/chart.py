@@ -64,7 +64,7 @@ def totals_chart(series: list[dict[str, Any]], goal: str = "standard") -> str:
     for g in shown_goals:
         parts.append(f'<line class="goal" x1="{LEFT}" x2="{WIDTH - RIGHT}" '
                      f'y1="{y(g):.1f}" y2="{y(g):.1f}"/>')
-        parts.append(f'<text class="glab" x="{WIDTH - RIGHT}" y="{y(g) - 3:.1f}">{g}</text>')
+        parts.append(f'<text class="glab" x="{LEFT + 4}" y="{y(g) - 3:.1f}">goal {g}</text>')
     label_every = max(1, math.ceil(hands / 10))
     for i in range(0, hands + 1, label_every):
         parts.append(f'<text class="xlab" x="{x(i):.1f}" y="{HEIGHT - 8}">{i}</text>')

@@ -133,7 +133,9 @@ def _shown_trick(hand: dict[str, Any]) -> dict[str, Any] | None:
 
 def hand_view(hand: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]:
     """The current hand: seats around the Twilight card, the shown trick, the parties."""
-    names = hand.get("names") or {}
+    names = dict(hand.get("names") or {})
+    if hand.get("new_moon") and not names.get(hand["new_moon"]):
+        names[hand["new_moon"]] = "New moon"
     moon = set(hand.get("moon_seats") or ("north", "south"))
     nxt = hand.get("next")
     trick = _shown_trick(hand)
@@ -151,7 +153,7 @@ def hand_view(hand: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]:
         card = by_seat.get(seat)
         seats[seat] = {
             "seat": seat,
-            "name": seat_name(seat, names),
+            "name": seat_name(seat, names) if seat != hand.get("new_moon") else seat.capitalize(),
             "named": bool(names.get(seat)),
             "cult": "moon" if seat in moon else "sun",
             "role": role,
@@ -208,7 +210,7 @@ def hand_view(hand: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]:
         "neutral": [card_view(c) for c in hand.get("neutral") or []],
         "parties": parties,
         "tricks": tricks,
-        "names": names,
+        "names": hand.get("names") or {},
         "next_hand": next_hand,
         "next_hand_text": _next_hand_text(next_hand, names),
     }
