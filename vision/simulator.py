@@ -31,7 +31,7 @@ import cv2
 import numpy as np
 
 from companion.cards import CARD_IDS, CARDS, SEATS, Card, Cult, Seat
-from vision.deck_art import CARD_MM, STYLES, render_card
+from vision.deck_art import ALL_IDS, CARD_MM, STYLES, render_card
 
 #: Default image size (width, height).
 DEFAULT_SIZE = (1280, 720)
@@ -585,6 +585,28 @@ def random_arm(rng: random.Random, seat: Seat, target: tuple[float, float],
     sleeve = rng.choice([(90, 60, 40), (40, 40, 40), (150, 150, 150), (40, 40, 140),
                          (60, 110, 60), (200, 200, 210)])
     return Arm(entry, target, skin, sleeve, rng.uniform(65, 85))
+
+
+def art_scales(size: tuple[int, int]) -> list[float]:
+    """The card-art resolutions :func:`random_table` may pick for ``size``."""
+    h = size[1]
+    scales = set()
+    for zoom in np.linspace(0.85, 1.15, 13):
+        px = h / VIEW_HEIGHT_MM * zoom
+        scales.add(max(1.0, math.ceil(px * 1.25 * 2) / 2))
+    return sorted(scales)
+
+
+def prepare(styles: Iterable[int] = STYLES, size: tuple[int, int] = DEFAULT_SIZE) -> None:
+    """Render once what scenes of ``size`` reuse: every card's art at the scales a
+    scene may use, and the table textures, so the first scenes are not slower."""
+    for style in styles:
+        for px in art_scales(size):
+            for card_id in ALL_IDS:
+                render_card(card_id, style, px)
+    for index in range(len(TEXTURES)):
+        table_texture(index, size)
+    _noise_buffer(size)
 
 
 # -- scenes -----------------------------------------------------------------------------------
