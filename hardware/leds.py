@@ -24,17 +24,21 @@ pattern         when
 :class:`SeatLights` applies the patterns to a gpiozero ``LEDBoard`` (blinking
 and pulsing run in gpiozero's own background threads, so the thread that
 changed the game — camera or web — never waits) and publishes them with
-``log.set_status("leds", ...)`` for the web page's virtual LEDs.
+``log.set_status("leds", {seat: Pattern.to_dict()})`` for the web page's
+virtual LEDs, e.g. ``{"north": {"pattern": "turn", "value": 1.0}, "east":
+{"pattern": "handoff", "on_time": 0.6, "off_time": 0.6, "fade_in_time": 0.0,
+"fade_out_time": 0.0, "n": null}, ...}``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -253,6 +257,7 @@ class SeatLights:
         self._together = False  # one LEDBoard-wide animation drives all four
         self._timer: threading.Timer | None = None
         self._closed = False
+        self._testing = False
         self._unsubscribe: Callable[[], None] | None = None
         self.factory_name: str | None = None
         self.board: LEDBoard | None = None
@@ -290,23 +295,55 @@ class SeatLights:
             self._card_at = None
         self.show(snapshot)
 
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """The log's lock, then ours: the order the log's listeners run in."""
+        with contextlib.ExitStack() as stack:
+            if self.log is not None:
+                stack.enter_context(self.log.lock)
+            stack.enter_context(self._lock)
+            yield
+
     def refresh(self) -> None:
         """Work the lights out again from the log's current snapshot."""
         if self.log is None or self._closed:
             return
-        with self.log.lock:  # lock order: the log's, then ours (as in its listeners)
+        with self._locked():
             self.show(self.log.snapshot())
 
     def show(self, snapshot: Snapshot) -> Lights:
         """Show the lights for ``snapshot`` and publish them; returns them."""
-        with self._lock:
-            if self._closed:
-                return _only({})
+        with self._locked():
             since = None if self._card_at is None else self._clock() - self._card_at
             lights = seat_lights(snapshot, since, self.timings)
+            if self._closed or self._testing:
+                return lights
             self.apply(lights)
             self._arm(lights.until)
         return lights
+
+    def test(self, delay: float = 1.0, sleep: Callable[[float], None] = time.sleep) -> None:
+        """Light each seat in turn for ``delay`` seconds, then show the game again.
+        Blocks: run it in a thread of its own (the web page's "test LEDs")."""
+        with self._locked():
+            if self._testing or self._closed:
+                return
+            self._testing = True
+            self._arm(None)
+        try:
+            for seat in SEAT_NAMES:
+                with self._locked():
+                    if self._closed:
+                        return
+                    self.apply(_only({seat: Pattern.steady(TEST, 1.0)}))
+                sleep(delay)
+        finally:
+            with self._locked():
+                self._testing = False
+            if self.log is not None:
+                self.refresh()
+            else:
+                self.apply(_only({}))
 
     def _arm(self, until: float | None) -> None:
         if self._timer is not None:
@@ -320,7 +357,7 @@ class SeatLights:
     # -- driving the LEDs -------------------------------------------------------------------
     def apply(self, lights: Lights) -> None:
         """Set each LED whose pattern changed; animations run in gpiozero's threads."""
-        with self._lock:
+        with self._locked():
             wanted = dict(lights.seats)
             if wanted != self._shown:
                 try:
@@ -353,11 +390,7 @@ class SeatLights:
     def _publish(self, lights: Lights) -> None:
         if self.log is None:
             return
-        self.log.set_status("leds", {
-            "seats": lights.to_dict(),
-            "simulated": self.simulated,
-            "factory": self.factory_name,
-        })
+        self.log.set_status("leds", lights.to_dict())
 
     def value(self, seat: str) -> float | None:
         """The LED's current brightness (0…1), ``None`` without GPIO."""
@@ -367,7 +400,7 @@ class SeatLights:
 
     def close(self) -> None:
         """Stop following the log, turn the LEDs off and release the pins."""
-        with self._lock:
+        with self._locked():
             self._closed = True
             if self._unsubscribe is not None:
                 self._unsubscribe()

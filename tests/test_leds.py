@@ -29,6 +29,7 @@ from hardware.leds import (
     MATCH_OVER,
     NEW_MOON,
     OFF,
+    TEST,
     TROUBLE,
     TURN,
     WON,
@@ -102,7 +103,7 @@ def values(factory: MockFactory) -> dict[str, float]:
 
 def patterns(log: GameLog) -> dict[str, str]:
     """What the web page is told: seat → pattern name."""
-    leds = log.snapshot()["status"]["leds"]["seats"]
+    leds = log.snapshot()["status"]["leds"]
     return {seat: leds[seat]["pattern"] for seat in SEATS}
 
 
@@ -115,12 +116,20 @@ def clear(factory: MockFactory) -> None:
         pin(factory, seat).clear_states()
 
 
-def blink_states(start: float, period: float, changes: int) -> list[tuple[float, float]]:
-    """Expected (delta, state) records of a blink starting with "on" from ``start``."""
+def blink_states(p: MockPWMPin, period: float, changes: int) -> list[tuple[float, float]]:
+    """Expected (delta, state) records of a blink that starts "on" after
+    ``clear_states()``. The first change comes after gpiozero's thread has
+    started, which on a busy machine takes a while: that delay is taken as
+    recorded, every later change must come ``period`` after the one before."""
+    start = p.states[0].state
+    first = p.states[1].timestamp
     out = [(0.0, start)]
-    if start != 1.0:
-        out.append((0.0, 1.0))
     state = 1.0
+    if start != 1.0:
+        out.append((first, 1.0))
+    else:  # already on: the first recorded change is the first "off"
+        state = 0.0
+        out.append((first, 0.0))
     while len(out) < changes:
         state = 1.0 - state
         out.append((period, state))
@@ -128,9 +137,10 @@ def blink_states(start: float, period: float, changes: int) -> list[tuple[float,
 
 
 def assert_blinking(p: MockPWMPin, period: float, changes: int = 5) -> None:
-    start_state = p.states[0].state
     assert wait_for(lambda: len(p.states) >= changes)
-    p.assert_states_and_times(blink_states(start_state, period, changes))
+    p.assert_states_and_times(blink_states(p, period, changes))
+    if p.states[0].state == 1.0:
+        assert p.states[1].timestamp >= period - 0.05  # it stayed on for a period first
 
 
 def play(log: GameLog, seat: str, card: str) -> dict[str, Any]:
@@ -213,7 +223,7 @@ def test_scripted_hand(log: GameLog, lights: SeatLights, factory: MockFactory) -
     # Nobody known to lead yet: all dark; the first card tells who leads (C7).
     assert values(factory) == dict.fromkeys(SEATS, 0.0)
     assert patterns(log) == only(None)
-    assert log.snapshot()["status"]["leds"]["simulated"] is True
+    assert lights.simulated
 
     for seat, card in OPENING[:3]:
         play(log, seat, card)
@@ -240,8 +250,9 @@ def test_scripted_hand(log: GameLog, lights: SeatLights, factory: MockFactory) -
     assert wait_for(lambda: patterns(log) == only("south"))
     assert wait_for(lambda: len(south.states) >= 6)
     f = FAST.flash
-    south.assert_states_and_times([(0, 0.0), (0, 1.0), (f, 0.0), (f, 1.0), (f, 0.0), (f, 1.0)])
-    assert len(south.states) == 6 and south.state == 1.0
+    south.assert_states_and_times(blink_states(south, f, 5))  # on, off, on, off
+    assert len(south.states) == 6 and south.state == 1.0  # then on to lead
+    assert sum(s.timestamp for s in south.states) == pytest.approx(FAST.flash_total, abs=0.1)
     assert [p.state for p in pin(factory, "east").states] == [1.0, 0.0]
 
     # A refused card (R9): all four blink fast, in step, until it is corrected.
@@ -452,3 +463,23 @@ def test_config_defaults_and_keys() -> None:
 def test_config_errors_name_the_key(mapping: dict[str, Any], key: str) -> None:
     with pytest.raises(ValueError, match=key.replace(".", r"\.")):
         HardwareConfig.from_dict(mapping)
+
+
+def test_web_led_test_lights_each_seat_then_the_game(
+        log: GameLog, lights: SeatLights, factory: MockFactory) -> None:
+    play(log, "east", "sun-souls-7")
+    clear(factory)
+    seen: list[dict[str, str]] = []
+
+    def sleep(_delay: float) -> None:
+        seen.append(patterns(log))
+        if len(seen) < 4:  # the game goes on meanwhile; the test is not disturbed
+            play(log, *OPENING[len(seen)])
+
+    lights.test(delay=0.5, sleep=sleep)
+    assert seen == [only(seat, TEST) for seat in SEATS]
+    for seat in SEATS:
+        assert 1.0 in [s.state for s in pin(factory, seat).states]
+    # Afterwards the lights follow the game again: four cards later the trick lies.
+    assert patterns(log) == only("south", HANDOFF)
+    assert log.snapshot()["status"]["leds"]["south"]["on_time"] == FAST.slow_blink
