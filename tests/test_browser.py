@@ -73,7 +73,7 @@ def browser() -> Iterator[Any]:
     if not os.path.exists(CHROMIUM):
         pytest.skip(f"{CHROMIUM} is missing: run scripts/ensure-chromium (apt-get install "
                     "chromium) for the browser tests")
-    from playwright.sync_api import sync_playwright  # noqa: PLC0415 (only with chromium)
+    from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
         b = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)

@@ -690,3 +690,16 @@ def test_create_app_defaults_data_dir_to_the_logs_folder(tmp_path):
         assert os.access(tmp_path / "d" / pins.SECRET_FILE, os.R_OK)
     finally:
         log.close()
+
+
+def test_event_streams_are_capped(log, tmp_path):
+    app = create_app(log, config=app_config(tmp_path / "data", SSE_MAX_STREAMS=1))
+    client = app.test_client()
+    first = client.get("/api/events", buffered=False)
+    assert first.status_code == 200
+    second = client.get("/api/events")
+    assert second.status_code == 503 and second.headers["Retry-After"]
+    first.close()
+    third = client.get("/api/events")
+    assert third.status_code == 200
+    third.close()

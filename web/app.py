@@ -28,6 +28,7 @@ DEFAULT_THREADS = 24
 DEFAULTS: dict[str, Any] = {
     "SSE_LIFETIME": 55.0,        # seconds one event stream lives before the page reconnects
     "SSE_HEARTBEAT": 10.0,       # seconds between heartbeat comments
+    "SSE_MAX_STREAMS": DEFAULT_THREADS - 6,  # open streams; the rest of the pages poll
     "PIN_FAIL_SLEEP": 0.3,       # a short pause on each wrong PIN (never long)
     "MAX_CONTENT_LENGTH": 64 * 1024,
     "SESSION_COOKIE_NAME": "twilight_session",
@@ -44,7 +45,7 @@ def create_app(log: GameLog, *, config: Mapping[str, Any] | None = None, frames:
     ``config`` keys (case-insensitive): ``DATA_DIR`` (PIN and session secret files;
     default: the game log's folder), ``TABLE_PIN`` (else generated and kept),
     ``SECRET_KEY`` (else generated and kept), ``SSE_LIFETIME``, ``SSE_HEARTBEAT``,
-    ``PIN_FAIL_SLEEP``, ``CARD_CROP``/``DECK_ENROL`` (deck wizard callables), any
+    ``SSE_MAX_STREAMS``, ``PIN_FAIL_SLEEP``, ``CARD_CROP``/``DECK_ENROL`` (deck wizard callables), any
     Flask setting. ``frames.latest()`` gives camera frames, ``leds.test()`` tests
     the LEDs, ``recognise(frame)`` draws the recognition on a frame; each optional.
     """
@@ -143,6 +144,8 @@ def serve(app: Flask, host: str = "0.0.0.0", port: int = 8000, *,
     event stream plus a few for requests; 24 serves a table of phones."""
     import waitress
 
+    # Keep a few threads free of event streams for the ordinary requests.
+    app.config["SSE_MAX_STREAMS"] = min(int(app.config["SSE_MAX_STREAMS"]), max(1, threads - 4))
     waitress.serve(app, host=host, port=port, threads=threads,
                    channel_timeout=120, ident="twilight-companion", **options)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import secrets
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -49,6 +50,20 @@ class Companion:
     recognise: Callable[[Any], Any] | None = None
     data_dir: str = ""
     boot: str = field(default_factory=lambda: secrets.token_hex(4))
+    #: Event streams open now: each holds a waitress thread, so they are capped.
+    streams: int = 0
+    streams_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def open_stream(self, limit: int) -> bool:
+        with self.streams_lock:
+            if self.streams >= limit:
+                return False
+            self.streams += 1
+            return True
+
+    def close_stream(self) -> None:
+        with self.streams_lock:
+            self.streams = max(0, self.streams - 1)
 
 
 def companion() -> Companion:

@@ -97,9 +97,14 @@ def events() -> Response:
     change, a comment as heartbeat, and a ``bye`` event when the stream's bounded
     lifetime is over (the page reconnects at once; ``retry`` covers restarts)."""
     log = game_log()
-    boot = companion().boot
+    comp = companion()
+    boot = comp.boot
     lifetime = float(current_app.config["SSE_LIFETIME"])
     heartbeat = float(current_app.config["SSE_HEARTBEAT"])
+    if not comp.open_stream(int(current_app.config["SSE_MAX_STREAMS"])):
+        # Every stream holds a server thread: past the cap, pages poll /api/version.
+        raise ApiError(503, "too many live pages open: this page polls instead",
+                       headers={"Retry-After": "10"})
 
     def stream() -> Iterator[str]:
         deadline = time.monotonic() + lifetime
@@ -119,6 +124,7 @@ def events() -> Response:
                 yield ": heartbeat\n\n"
 
     resp = Response(stream(), mimetype="text/event-stream")
+    resp.call_on_close(comp.close_stream)  # runs even if the stream never started
     resp.headers["Cache-Control"] = "no-cache"
     resp.headers["X-Accel-Buffering"] = "no"
     return resp

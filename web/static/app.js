@@ -13,7 +13,8 @@
     source: null,
     pollTimer: null,
     refreshing: false,
-    again: false
+    again: false,
+    retry: 1000
   };
 
   function csrf() { return body.dataset.csrf || ""; }
@@ -91,7 +92,7 @@
     if (!window.EventSource) { startPolling(); setLive("polling"); return; }
     var es = new EventSource("/api/events");
     state.source = es;
-    es.onopen = function () { setLive("live"); stopPolling(); };
+    es.onopen = function () { setLive("live"); stopPolling(); state.retry = 1000; };
     es.onmessage = function (e) {
       setLive("live");
       stopPolling();
@@ -101,12 +102,23 @@
     es.onerror = function () {
       setLive("reconnecting");
       startPolling();
-      if (es.readyState === 2) setTimeout(connect, 1000);
+      if (es.readyState === 2) {  // refused (e.g. too many pages): poll, retry later
+        setTimeout(connect, state.retry);
+        state.retry = Math.min(30000, state.retry * 2);
+      }
     };
   }
 
+  // A page in the background gives its server thread back; it catches up when seen.
   document.addEventListener("visibilitychange", function () {
-    if (document.visibilityState === "visible" && app) { refresh(); connect(); }
+    if (!app) return;
+    if (document.visibilityState === "hidden") {
+      if (state.source) { state.source.close(); state.source = null; }
+      stopPolling();
+    } else {
+      refresh();
+      connect();
+    }
   });
 
   // -- controls --------------------------------------------------------------------------
