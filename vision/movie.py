@@ -49,6 +49,7 @@ from vision.simulator import (
     Placed,
     Table,
     random_arm,
+    random_look,
     random_table,
     side_pose,
 )
@@ -68,6 +69,9 @@ CARRY_LIFT_MM = 35.0
 MOVIE_TWILIGHT_JITTER_DEG = 15.0
 #: Camera tilt range in movies, degrees.
 MOVIE_TILT_DEG = (0.0, 10.0)
+#: How far knocks may carry the Twilight card from where it was put (mm, degrees).
+BUMP_MAX_MM = 15.0
+BUMP_MAX_DEG = 10.0
 #: Seconds between hands.
 BETWEEN_HANDS_S = (1.5, 3.0)
 #: Frame file names written by ``simulate``.
@@ -180,6 +184,9 @@ class HandMovie:
         room = (max(0.0, size[0] / 2 / s - 160.0), max(0.0, size[1] / 2 / s - 160.0))
         self.twilight = Placed("twilight", self.rng.uniform(-room[0], room[0]) * 0.5,
                                self.rng.uniform(-room[1], room[1]) * 0.5, angle)
+        self._home = self.twilight
+        #: Each seat's player keeps one skin and sleeve for the whole movie.
+        self.looks = {seat: random_look(self.rng) for seat in SEATS}
         self.lying: list[_Lying] = []
         self._twilight_on_board = True
         self._board_version = 0
@@ -331,7 +338,7 @@ class HandMovie:
         dx, dy = SEAT_DIRECTION[reacher]
         # Palm over the near end of the card, fingers over the rest of it.
         palm = (x + dx * 38.0, y + dy * 38.0)
-        arm = random_arm(rng, reacher, palm, self.table)
+        arm = random_arm(rng, reacher, palm, self.table, self.looks[reacher])
         start_angle = angle + rng.uniform(-30, 30)
         n_reach = self._n_range(REACH_S)
         grip = (x - palm[0], y - palm[1])
@@ -392,7 +399,7 @@ class HandMovie:
         # Gather point in front of the winner, beside the Twilight card.
         pile = (tw.x + dx * 120.0, tw.y + dy * 120.0)
         target = pile if square else (cx * 0.5 + pile[0] * 0.5, cy * 0.5 + pile[1] * 0.5)
-        arm = random_arm(rng, reacher, target, self.table)
+        arm = random_arm(rng, reacher, target, self.table, self.looks[reacher])
         n = self._n_range(REACH_S)
         for k in range(n):
             t = _ease((k + 1) / n)
@@ -434,8 +441,12 @@ class HandMovie:
         """Someone knocks the table: the Twilight card shifts a few mm and turns a little."""
         rng = self.rng
         old = self.twilight
-        new = old.moved(old.x + rng.uniform(-6, 6), old.y + rng.uniform(-6, 6),
-                        old.angle + rng.uniform(-4, 4))
+        home = self._home
+        # Knocks never carry it far from where it was put (so its sides keep their seats).
+        x = float(np.clip(old.x + rng.uniform(-6, 6), home.x - BUMP_MAX_MM, home.x + BUMP_MAX_MM))
+        y = float(np.clip(old.y + rng.uniform(-6, 6), home.y - BUMP_MAX_MM, home.y + BUMP_MAX_MM))
+        turn = (old.angle - home.angle + 180.0) % 360.0 - 180.0 + rng.uniform(-4, 4)
+        new = old.moved(x, y, home.angle + float(np.clip(turn, -BUMP_MAX_DEG, BUMP_MAX_DEG)))
         for k in range(2):
             t = (k + 1) / 2
             self.twilight = Placed("twilight", *_lerp((old.x, old.y), (new.x, new.y), t),
@@ -457,7 +468,8 @@ class HandMovie:
                                        key=lambda s: s.index))
         tw = self.twilight
         turn = self.rng.choice([-90.0, 90.0])
-        arm = random_arm(self.rng, new_soloist, (tw.x, tw.y), self.table)
+        arm = random_arm(self.rng, new_soloist, (tw.x, tw.y), self.table,
+                         self.looks[new_soloist])
         n = self._n(0.7)
         for k in range(n):
             t = _ease((k + 1) / n)
@@ -474,6 +486,8 @@ class HandMovie:
             yield _State([turning], Arm(arm.entry, (tw.x, tw.y), arm.skin, arm.sleeve,
                                         arm.width_mm))
         self.twilight = hidden.moved(hidden.x, hidden.y, (hidden.angle + turn) % 360.0)
+        self._home = self.twilight.moved(self._home.x, self._home.y,
+                                         (self._home.angle + turn) % 360.0)
         self._twilight_on_board = True
         self._changed()
         n = self._n_range(WITHDRAW_S)

@@ -567,9 +567,21 @@ def random_table(rng: random.Random, style: int, size: tuple[int, int], *,
     return Table(cam, tex, fx, style, flip=rng.randrange(4))
 
 
+#: Skin tones and sleeve colours (BGR) of simulated players.
+SKINS = ((120, 150, 200), (95, 125, 180), (70, 95, 140), (50, 70, 110), (140, 170, 215))
+SLEEVES = ((90, 60, 40), (40, 40, 40), (150, 150, 150), (40, 40, 140), (60, 110, 60),
+           (200, 200, 210))
+
+
+def random_look(rng: random.Random) -> tuple[tuple[int, int, int], tuple[int, int, int], float]:
+    """A player's skin, sleeve colour and forearm width (mm)."""
+    return rng.choice(SKINS), rng.choice(SLEEVES), rng.uniform(65, 85)
+
+
 def random_arm(rng: random.Random, seat: Seat, target: tuple[float, float],
-               table: Table) -> Arm:
-    """An arm reaching from ``seat``'s image edge to ``target`` (table mm)."""
+               table: Table, look: tuple[Any, Any, float] | None = None) -> Arm:
+    """An arm reaching from ``seat``'s image edge to ``target`` (table mm), of a
+    player with ``look`` (see :func:`random_look`; random if None)."""
     w, h = table.size
     s = table.camera.px_per_mm
     half_w, half_h = w / 2 / s, h / 2 / s
@@ -580,11 +592,8 @@ def random_arm(rng: random.Random, seat: Seat, target: tuple[float, float],
         entry = (target[0] * 0.4 + along * half_w, dy * (half_h + 160))
     else:
         entry = (dx * (half_w + 160), target[1] * 0.4 + along * half_h)
-    skin = rng.choice([(120, 150, 200), (95, 125, 180), (70, 95, 140), (50, 70, 110),
-                       (140, 170, 215)])
-    sleeve = rng.choice([(90, 60, 40), (40, 40, 40), (150, 150, 150), (40, 40, 140),
-                         (60, 110, 60), (200, 200, 210)])
-    return Arm(entry, target, skin, sleeve, rng.uniform(65, 85))
+    skin, sleeve, width = look if look is not None else random_look(rng)
+    return Arm(entry, target, skin, sleeve, width)
 
 
 def art_scales(size: tuple[int, int]) -> list[float]:
