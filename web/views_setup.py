@@ -79,7 +79,12 @@ def _hook(config_key: str, module: str, names: tuple[str, ...]) -> Callable[...,
 
 
 def _crop() -> Callable[..., Any] | None:
-    return _hook("CARD_CROP", "vision.recognise", ("crop_card", "card_crop"))
+    found = _hook("CARD_CROP", "vision.recognise", ("crop_card", "card_crop"))
+    if found is not None:
+        return found
+    from web.cardcrop import crop_card  # the web's own fallback: one card alone
+
+    return crop_card
 
 
 def _enrol() -> Callable[..., Any] | None:
