@@ -42,10 +42,11 @@ from vision import locate as _locate
 from vision.profile import CARD_MM, DeckProfile, ProfileError, load_deck
 from vision.read import (
     MATCH_PX_PER_MM,
+    SURE_CARD_SCORE,
     ZONE_PX_PER_MM,
+    CardFinder,
     CardMatcher,
     Identity,
-    find_card,
 )
 
 TwilightPose = _locate.TwilightPose
@@ -76,6 +77,7 @@ class Recogniser:
         self.mirror = mirror
         self.twilight = _locate.TwilightModel(profile.faces["twilight"])
         self.matcher = CardMatcher(profile)
+        self.finder = CardFinder(profile, ZONE_PX_PER_MM)
         self.timings: dict[str, float] = {}
         self.last_readings: dict[str, SideReading] = {}
         self.last_pose: TwilightPose | None = None
@@ -93,7 +95,7 @@ class Recogniser:
         zone = cv2.warpPerspective(frame, H, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
                                    borderMode=cv2.BORDER_REPLICATE)
         t1 = time.perf_counter()
-        found = find_card(zone, ZONE_PX_PER_MM)
+        found = self.finder.find(zone)
         t2 = time.perf_counter()
         self.timings["zone_ms"] = self.timings.get("zone_ms", 0.0) + (t1 - t0) * 1000
         self.timings["find_ms"] = self.timings.get("find_ms", 0.0) + (t2 - t1) * 1000
@@ -102,22 +104,28 @@ class Recogniser:
         corners, _strength = found
         quad = cv2.perspectiveTransform(corners.reshape(-1, 1, 2).astype(np.float64),
                                         H).reshape(4, 2).astype(np.float32)
+        quad, _fine = self.finder.refine(frame, quad)
         ident = self.identify_quad(frame, quad)
         self.timings["match_ms"] = (self.timings.get("match_ms", 0.0)
                                     + (time.perf_counter() - t2) * 1000)
         if ident.upside_down:
             quad = np.roll(quad, 2, axis=0)
+        if ident.card_id == "unknown" and _strength < SURE_CARD_SCORE:
+            # weak outline and no face: more likely table, hand or shadow than a card
+            return SideReading(seat.value, None, 1.0 - _strength, None, None, ident)
         return SideReading(seat.value, ident.card_id, ident.confidence, ident.cult, quad, ident)
 
     def rectify(self, frame: np.ndarray, quad: np.ndarray) -> np.ndarray:
         """The card inside *quad* (TL, TR, BR, BL) warped upright to the match size."""
         w, h = self.matcher.size
+        p = self.matcher.pad
         k = CARD_WARP_OVERSAMPLE
-        dst = np.float32([(0, 0), (w * k, 0), (w * k, h * k), (0, h * k)])
+        dst = np.float32([(p, p), (w + p, p), (w + p, h + p), (p, h + p)]) * k
         M = cv2.getPerspectiveTransform(np.asarray(quad, np.float32), dst)
-        big = cv2.warpPerspective(frame, M, (w * k, h * k), flags=cv2.INTER_LINEAR,
+        size = ((w + 2 * p) * k, (h + 2 * p) * k)
+        big = cv2.warpPerspective(frame, M, size, flags=cv2.INTER_LINEAR,
                                   borderMode=cv2.BORDER_REPLICATE)
-        return cv2.resize(big, (w, h), interpolation=cv2.INTER_AREA)
+        return cv2.resize(big, (w + 2 * p, h + 2 * p), interpolation=cv2.INTER_AREA)
 
     def identify_quad(self, frame: np.ndarray, quad: np.ndarray) -> Identity:
         return self.matcher.identify(self.rectify(frame, quad))

@@ -1,0 +1,104 @@
+"""Recognition accuracy and speed (issue 4) on simulator scenes with seeds the tests
+never use (>= 100000).
+
+``.venv/bin/python -m bench recognition``; ``BENCH_SCENES`` (default 500) sets the
+scenes per art style and size, ``BENCH_SPEED_IMAGES`` (default 100) the speed batch.
+Accuracy counts the sides whose uppermost card the arm does not cover; covered sides
+are reported apart. Speed runs on one core (``cv2.setNumThreads(1)``).
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import time
+from collections import Counter
+
+import cv2
+
+from companion.cards import SEATS
+from vision.profile import builtin_profile
+from vision.recognise import Recogniser
+from vision.simulator import render_scene
+
+SEED0 = 100_000
+SIZES = ((1280, 720), (640, 480))
+
+
+def accuracy(style: int, size: tuple[int, int], scenes: int) -> dict:
+    rec = Recogniser(builtin_profile(style))
+    c: Counter = Counter()
+    for i in range(scenes):
+        scene = render_scene(SEED0 + i, style=style, size=size)
+        result = rec.recognise(scene.image)
+        c["scenes"] += 1
+        if not result["twilight"]["found"]:
+            c["twilight_missed"] += 1
+            c["twilight_missed_covered"] += scene.twilight_occluded
+            continue
+        c["twilight_found"] += 1
+        c["moon_ok"] += result["twilight"]["moon_seats"] == scene.truth["twilight"]["moon_seats"]
+        for seat in SEATS:
+            want = scene.truth["sides"][seat.value]
+            got = result["sides"][seat.value]
+            pre = "covered_" if scene.occluded[seat.value] else ""
+            if want is None:
+                c["empty"] += 1
+                c["empty_false"] += got is not None
+            else:
+                c[pre + "sides"] += 1
+                c[pre + ("right" if got == want else "unknown" if got == "unknown"
+                         else "missed" if got is None else "wrong")] += 1
+    sides = max(c["sides"], 1)
+    return {
+        "scenes": c["scenes"],
+        "twilight_found": round(c["twilight_found"] / c["scenes"], 4),
+        "twilight_missed_while_covered": c["twilight_missed_covered"],
+        "moon_sides_right": round(c["moon_ok"] / max(c["twilight_found"], 1), 4),
+        "sides": c["sides"],
+        "side_accuracy": round(c["right"] / sides, 4),
+        "abstain_unknown": round(c["unknown"] / sides, 4),
+        "wrong_card": round(c["wrong"] / sides, 4),
+        "card_missed": round(c["missed"] / sides, 4),
+        "empty_sides": c["empty"],
+        "false_cards_on_empty": c["empty_false"],
+        "covered_sides": c["covered_sides"],
+        "covered_side_accuracy": round(c["covered_right"] / max(c["covered_sides"], 1), 4),
+    }
+
+
+def speed(images: int) -> dict:
+    cv2.setNumThreads(1)
+    frames = [render_scene(SEED0 + 50_000 + i).image for i in range(images)]
+    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    t0 = time.perf_counter()
+    rec = Recogniser(builtin_profile(0))  # cold: profile from the disk cache, features built
+    t_init = time.perf_counter() - t0
+    stages: Counter = Counter()
+    t1 = time.perf_counter()
+    for frame in frames:
+        rec.recognise(frame)
+        stages.update(rec.timings)
+    t_batch = time.perf_counter() - t1
+    rss1 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return {
+        "images": images,
+        "startup_s": round(t_init, 3),
+        "images_per_s_1280x720_one_core": round(images / t_batch, 2),
+        "stage_ms_mean": {k: round(v / images, 2) for k, v in stages.items()},
+        "peak_rss_mb": round(rss1 / 1024, 1),
+        "rss_growth_mb": round((rss1 - rss0) / 1024, 1),
+    }
+
+
+def main() -> dict:
+    scenes = int(os.environ.get("BENCH_SCENES", "500"))
+    figures: dict = {"accuracy": {}}
+    for style in (0, 1):
+        for size in SIZES:
+            key = f"style{style}_{size[0]}x{size[1]}"
+            figures["accuracy"][key] = accuracy(style, size, scenes)
+            print(key, figures["accuracy"][key], flush=True)
+    figures["speed"] = speed(int(os.environ.get("BENCH_SPEED_IMAGES", "100")))
+    print("speed", figures["speed"], flush=True)
+    return figures
