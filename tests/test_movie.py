@@ -7,7 +7,7 @@ import io
 import json
 import math
 from collections import deque
-from contextlib import redirect_stderr
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import cv2
@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from companion.cards import Card, Seat
+from companion.cli import main as cli_main
 from companion.records import read_hand, read_match
 from companion.rules import Hand
 from vision.movie import FRAME_PATTERN, MIN_VISIBLE_S, HandMovie, SimulatedTable, run
@@ -147,6 +148,19 @@ def test_a_laid_card_shows_in_the_picture() -> None:
     diff = cv2.absdiff(before, laid.image).max(axis=2)
     assert (diff > 40).mean() > 0.01
     assert laid.top[play["seat"]] == play["card"]
+    # In the pixels, the card stays as laid for 0.8 s: only sensor noise changes.
+    quad = laid.quads[play["seat"]]
+    assert quad is not None
+    mask = np.zeros(laid.image.shape[:2], np.uint8)
+    cv2.fillConvexPoly(mask, quad.round().astype(np.int32), 1)
+    mask = cv2.erode(mask, np.ones((5, 5), np.uint8))
+    later_index = play["clear_frame"] + math.ceil(VISIBLE_S * movie.fps)
+    for frame in movie.frames():
+        if frame.index == later_index:
+            assert frame.image is not None
+            change = cv2.absdiff(laid.image, frame.image).max(axis=2)[mask > 0]
+            assert np.median(change) < 12 and np.percentile(change, 99) < 60
+            break
 
 
 def test_simulated_table_is_a_camera() -> None:
@@ -197,6 +211,10 @@ def test_simulate_writes_frames_truth_and_hands(tmp_path: Path) -> None:
     assert img.shape == (90, 160, 3)
     match = json.loads((tmp_path / "hands.json").read_text())
     read_match(match)
+    out = io.StringIO()
+    with redirect_stdout(out):  # the score command accepts the truth as it is
+        assert cli_main(["score", str(tmp_path / "hands.json")]) == 0
+    assert json.loads(out.getvalue())["hands"][0]["score"] == truth[-1]["score"]
     assert match["hands"][0]["plays"] == [{"seat": e["seat"], "card": e["card"]}
                                           for e in truth if e["type"] == "play"]
 

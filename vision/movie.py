@@ -85,14 +85,17 @@ MODES = ("four", "three")
 @dataclass
 class MovieFrame:
     """One frame: its number, its picture (``None`` when not rendering) and what lies
-    where: the uppermost card id at each side and whether an arm or a moving card
-    covers it."""
+    where: the uppermost card id at each side, its outline in image px (corner order
+    as :class:`vision.simulator.Scene`), whether an arm or a moving card covers it,
+    and the Twilight card's outline (``None`` while it is being turned)."""
 
     index: int
     image: np.ndarray | None
     top: dict[str, str | None]
     occluded: dict[str, bool]
     arm: bool
+    quads: dict[str, np.ndarray | None] = field(default_factory=dict)
+    twilight_quad: np.ndarray | None = None
 
 
 @dataclass
@@ -251,12 +254,13 @@ class HandMovie:
             cv2.fillConvexPoly(occ_map, (q.reshape(-1, 2) * 16).round().astype(np.int32), 1.0,
                                shift=4)
         tops = self._tops()
-        occluded = {seat.value: bool(seat in tops
-                                     and table.occlusion(occ_map, table.quad(tops[seat])) > 0.0)
-                    for seat in SEATS}
+        quads = {s.value: (table.quad(tops[s]) if s in tops else None) for s in SEATS}
+        occluded = {seat: bool(q is not None and table.occlusion(occ_map, q) > 0.0)
+                    for seat, q in quads.items()}
         return MovieFrame(self.frame, image,
                           {s.value: (tops[s].card_id if s in tops else None) for s in SEATS},
-                          occluded, state.arm is not None)
+                          occluded, state.arm is not None, quads,
+                          table.quad(self.twilight) if self._twilight_on_board else None)
 
     def _covered(self, arm: Arm, card: Placed) -> float:
         """Fraction of ``card`` under ``arm`` (geometry only)."""
