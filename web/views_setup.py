@@ -69,7 +69,8 @@ def _hook(config_key: str, module: str, names: tuple[str, ...]) -> Callable[...,
         return fn  # type: ignore[no-any-return]
     try:
         mod = importlib.import_module(module)
-    except ImportError:
+    except Exception as exc:  # missing, or a vision module that fails to load: not available
+        current_app.logger.info("setup: %s not available: %s", module, exc)
         return None
     for name in names:
         found = getattr(mod, name, None)
