@@ -237,7 +237,8 @@ class Companion:
             if self.stop.is_set():
                 break
             self.frames_seen += 1
-            self.tracker.feed(frame.number, frame.image, self.expect, self.observe)
+            # C7 frame numbers count from 0, as the frame files of a recording do
+            self.tracker.feed(frame.number - 1, frame.image, self.expect, self.observe)
 
     def observe(self, obs: Any) -> None:
         """Put one tracker observation into the game log and the events file."""

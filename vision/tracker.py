@@ -31,7 +31,8 @@ from typing import Any
 import cv2
 import numpy as np
 
-from companion.cards import SEATS
+from companion.cards import SEATS, Seat
+from vision.locate import zone_outline
 
 #: Thumbnail = every STRIDE-th pixel of the frame (no resampling cost).
 THUMB_TARGET_WIDTH = 320
@@ -51,7 +52,9 @@ OUT_OF_TURN_WAIT = 20
 #: Score margin within which the rules may pick a legal card over an illegal best guess.
 PRIOR_MARGIN = 0.08
 #: Reads of "unknown" in a row after which the table is warned once.
-UNKNOWN_WARN_READS = 15
+UNKNOWN_WARN_READS = 12
+#: Frames to wait before reading a side again that read "unknown" (10 fps: 0.4 s).
+UNKNOWN_RETRY_FRAMES = 4
 #: Frames between attempts to find a lost Twilight card.
 LOCATE_EVERY = 5
 #: Share of the Twilight card's thumbnail pixels that must change to re-locate it.
@@ -118,6 +121,7 @@ class _Zone:
     waiting_since: int | None = None  # frame a confirmed out-of-turn card began to wait
     refused: str | None = None  # a card the rules refused, until the side changes
     unknown_reads: int = 0
+    next_read: int = 0
     warned: bool = False
     scores: dict[str, float] = field(default_factory=dict)
 
@@ -133,10 +137,14 @@ class TableTracker:
     def __init__(self, profile: Any = None, *, mirror: bool = False,
                  recogniser: Any = None) -> None:
         if recogniser is None:
+            from vision.profile import load_deck
             from vision.recognise import Recogniser
 
+            if profile is None or isinstance(profile, str):
+                profile = load_deck(profile)
             recogniser = Recogniser(profile, mirror=mirror)
         self.rec = recogniser
+        self.readings: dict[str, Any] = {}
         self.pose: Any = None
         self.stride = 0
         self.prev: np.ndarray | None = None
@@ -162,7 +170,7 @@ class TableTracker:
         self.pose = pose
         s = float(self.stride)
         for seat, zone in self.zones.items():
-            outline = self.rec.zone_outline(pose, seat) / s
+            outline = zone_outline(pose, pose.seat_side(Seat.parse(seat))) / s
             mask = np.zeros(shape, np.uint8)
             cv2.fillConvexPoly(mask, np.round(outline).astype(np.int32), 1)
             zone.mask = mask.astype(bool)
@@ -194,7 +202,7 @@ class TableTracker:
         for zone in self.zones.values():
             self._watch_zone(zone, thumb, moving)
         for zone in self.zones.values():
-            if zone.dirty and zone.quiet >= SETTLE_FRAMES:
+            if zone.dirty and zone.quiet >= SETTLE_FRAMES and frame_no >= zone.next_read:
                 self._read(zone, frame, thumb, expect(), emit)
         self._give_out(expect, emit)
 
@@ -234,6 +242,7 @@ class TableTracker:
         if busy:
             zone.quiet = 0
             zone.dirty = True
+            zone.next_read = 0
             zone.waiting_since = None if zone.candidate is None else zone.waiting_since
             return
         zone.quiet += 1
@@ -246,9 +255,11 @@ class TableTracker:
               emit: Callable[[Observation], None]) -> None:
         self.reads += 1
         reading = self.rec.read_side(frame, self.pose, zone.seat)
-        card = reading.card
+        self.readings[zone.seat] = reading
+        card = reading.card_id
         if card == "unknown":
             zone.unknown_reads += 1
+            zone.next_read = self.frame_no + UNKNOWN_RETRY_FRAMES
             if zone.unknown_reads >= UNKNOWN_WARN_READS and not zone.warned:
                 zone.warned = True
                 emit(Observation("warning", self.frame_no, seat=zone.seat,
@@ -328,5 +339,6 @@ class TableTracker:
     # -- drawing ------------------------------------------------------------------------------
     def annotate(self, frame: np.ndarray) -> np.ndarray:
         """The frame with the Twilight card, zones and cards on top drawn on."""
-        tops = {s: z.top for s, z in self.zones.items()}
-        return self.rec.annotate(frame, self.pose, tops)
+        from vision.annotate import annotate
+
+        return annotate(frame, self.pose, dict(self.readings))
