@@ -23,11 +23,9 @@ pattern         when
 
 :class:`SeatLights` applies the patterns to a gpiozero ``LEDBoard`` (blinking
 and pulsing run in gpiozero's own background threads, so the thread that
-changed the game — camera or web — never waits) and publishes them with
-``log.set_status("leds", {seat: Pattern.to_dict()})`` for the web page's
-virtual LEDs, e.g. ``{"north": {"pattern": "turn", "value": 1.0}, "east":
-{"pattern": "handoff", "on_time": 0.6, "off_time": 0.6, "fade_in_time": 0.0,
-"fade_out_time": 0.0, "n": null}, ...}``.
+changed the game — camera or web — never waits) and publishes the pattern
+names with ``log.set_status("leds", {"north": "turn", "east": "off", ...})``
+for the web page's virtual LEDs (:attr:`SeatLights.current` has the timings).
 """
 
 from __future__ import annotations
@@ -134,6 +132,10 @@ class Lights:
 
     def to_dict(self) -> dict[str, dict[str, Any]]:
         return {seat: p.to_dict() for seat, p in self.seats.items()}
+
+    def names(self) -> dict[str, str]:
+        """Seat → pattern name, as published for the web page."""
+        return {seat: p.name for seat, p in self.seats.items()}
 
 
 def _all(pattern: Pattern, until: float | None = None) -> Lights:
@@ -254,6 +256,8 @@ class SeatLights:
         self._lock = threading.RLock()
         self._card_at: float | None = None
         self._shown: dict[str, Pattern] = {}
+        #: The lights shown now (patterns with their timings).
+        self.current: Lights | None = None
         self._together = False  # one LEDBoard-wide animation drives all four
         self._timer: threading.Timer | None = None
         self._closed = False
@@ -365,6 +369,7 @@ class SeatLights:
                 except Exception as exc:  # a failing pin must not stop the scoring
                     logger.warning("seat LEDs: %s", exc)
                 self._shown = wanted
+            self.current = lights
             self._publish(lights)
 
     def _drive(self, wanted: dict[str, Pattern]) -> None:
@@ -390,7 +395,7 @@ class SeatLights:
     def _publish(self, lights: Lights) -> None:
         if self.log is None:
             return
-        self.log.set_status("leds", lights.to_dict())
+        self.log.set_status("leds", lights.names())
 
     def value(self, seat: str) -> float | None:
         """The LED's current brightness (0…1), ``None`` without GPIO."""

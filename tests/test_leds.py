@@ -104,7 +104,8 @@ def values(factory: MockFactory) -> dict[str, float]:
 def patterns(log: GameLog) -> dict[str, str]:
     """What the web page is told: seat → pattern name."""
     leds = log.snapshot()["status"]["leds"]
-    return {seat: leds[seat]["pattern"] for seat in SEATS}
+    assert set(leds) == set(SEATS)
+    return dict(leds)
 
 
 def only(seat: str | None, pattern: str = TURN) -> dict[str, str]:
@@ -482,4 +483,7 @@ def test_web_led_test_lights_each_seat_then_the_game(
         assert 1.0 in [s.state for s in pin(factory, seat).states]
     # Afterwards the lights follow the game again: four cards later the trick lies.
     assert patterns(log) == only("south", HANDOFF)
-    assert log.snapshot()["status"]["leds"]["south"]["on_time"] == FAST.slow_blink
+    assert lights.current is not None
+    assert lights.current.to_dict()["south"] == {
+        "pattern": HANDOFF, "on_time": FAST.slow_blink, "off_time": FAST.slow_blink,
+        "fade_in_time": 0.0, "fade_out_time": 0.0, "n": None}
