@@ -350,6 +350,12 @@ def test_setup_dealer_and_leader_before_the_first_card(table, log):
     assert hand["dealer"] == "west" and hand["next"]["seat"] == "north"
     assert table.post("/api/setup", {"leader": "south"}).status_code == 200
     assert log.snapshot()["hand"]["next"]["seat"] == "south"
+    assert table.post("/api/setup", {"moon_seats": "east-west"}).status_code == 200
+    assert log.snapshot()["hand"]["moon_seats"] == ["east", "west"]
+    assert table.post("/api/setup", {"moon_seats": ["south", "north"]}).status_code == 200
+    assert log.snapshot()["hand"]["moon_seats"] == ["north", "south"]
+    assert table.post("/api/setup", {"moon_seats": ["north", "east"]}).status_code == 400
+    assert table.post("/api/setup", {"moon_seats": "up-down"}).status_code == 400
     assert table.post("/api/setup", {}).status_code == 400
     assert table.post("/api/setup", {"dealer": "up"}).status_code == 400
     log.play("south", "moon-souls-3")
@@ -457,7 +463,7 @@ json_values = st.recursive(
 )
 bodies = st.dictionaries(
     st.sampled_from(["index", "card", "dealer", "leader", "soloist", "names", "mode", "goal",
-                     "pairing", "abandon", "mirror", "pin", "name", "name_north"]),
+                     "pairing", "abandon", "mirror", "pin", "name", "name_north", "moon_seats"]),
     json_values, max_size=5)
 
 

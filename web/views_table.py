@@ -108,15 +108,32 @@ def dismiss(data: dict[str, Any]) -> Response:
     return done(game_log().dismiss())
 
 
+MOON_SIDES = {"north-south": ["north", "south"], "east-west": ["east", "west"]}
+
+
+def _moon_seats(data: dict[str, Any]) -> list[str] | None:
+    """The Twilight card's moon sides: ``"north-south"`` or ``"east-west"`` (or a list)."""
+    value = data.get("moon_seats")
+    if isinstance(value, list) and len(value) == 2 and all(isinstance(v, str) for v in value):
+        value = "-".join(sorted(value, key=("north", "east", "south", "west").index)
+                         ) if set(value) <= {"north", "east", "south", "west"} else "?"
+    chosen = text({"moon_seats": value}, "moon_seats", choices=tuple(MOON_SIDES))
+    return MOON_SIDES[chosen] if chosen else None
+
+
 @bp.post("/api/setup")
 @table_control
 def setup(data: dict[str, Any]) -> Response:
-    """Confirm who deals and/or leads this hand (before its first card)."""
-    fields = {k: v for k, v in (("dealer", seat(data, "dealer")),
-                                ("leader", seat(data, "leader")),
-                                ("soloist", seat(data, "soloist"))) if v}
+    """Confirm who deals and/or leads this hand, or how the Twilight card lies
+    (before its first card)."""
+    fields: dict[str, Any] = {k: v for k, v in (("dealer", seat(data, "dealer")),
+                                                ("leader", seat(data, "leader")),
+                                                ("soloist", seat(data, "soloist"))) if v}
+    moon = _moon_seats(data)
+    if moon:
+        fields["moon_seats"] = moon
     if not fields:
-        raise ApiError(400, "say who deals, leads or is soloist")
+        raise ApiError(400, "say who deals, leads or is soloist, or where the moon sides are")
     return done(game_log().setup(**fields))
 
 
