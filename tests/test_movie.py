@@ -9,6 +9,7 @@ import math
 from collections import deque
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -18,13 +19,22 @@ from companion.cards import Card, Seat
 from companion.cli import main as cli_main
 from companion.records import read_hand, read_match
 from companion.rules import Hand
-from vision.movie import FRAME_PATTERN, MIN_VISIBLE_S, HandMovie, SimulatedTable, run
+from vision.movie import (
+    FRAME_PATTERN,
+    MIN_VISIBLE_S,
+    HandMovie,
+    MovieFrame,
+    SimulatedTable,
+    run,
+)
 
 TINY = (320, 180)
 VISIBLE_S = 0.8  # what the issue asks for; MIN_VISIBLE_S adds a margin
+#: A movie and, per frame, (index, top card per side, occluded per side, arm shown).
+GeometryMovie = tuple[HandMovie, list[tuple[int, dict, dict, bool]]]
 
 
-def play_record(movie: HandMovie, hand_index: int) -> dict:
+def play_record(movie: HandMovie, hand_index: int) -> dict[str, Any]:
     record = dict(movie.hand_records[hand_index])
     plays = [{"seat": e["seat"], "card": e["card"]} for e in movie.events
              if e["type"] == "play" and e["hand_index"] == hand_index]
@@ -33,14 +43,14 @@ def play_record(movie: HandMovie, hand_index: int) -> dict:
 
 
 @pytest.fixture(scope="module")
-def geometry_movie() -> tuple[HandMovie, list]:
+def geometry_movie() -> GeometryMovie:
     """Two hands, truth and per-frame geometry only (no pictures): fast."""
     movie = HandMovie(seed=11, size=(1280, 720), hands=2, render=False, bump=0.3)
     frames = [(f.index, f.top, f.occluded, f.arm) for f in movie.frames()]
     return movie, frames
 
 
-def test_truth_plays_form_legal_hands_that_score_accepts(geometry_movie) -> None:
+def test_truth_plays_form_legal_hands_that_score_accepts(geometry_movie: GeometryMovie) -> None:
     movie, frames = geometry_movie
     assert len(movie.hand_records) == 2
     for k in range(2):
@@ -56,7 +66,7 @@ def test_truth_plays_form_legal_hands_that_score_accepts(geometry_movie) -> None
     read_match(movie.match_record())
 
 
-def test_events_have_the_c7_form_in_frame_order(geometry_movie) -> None:
+def test_events_have_the_c7_form_in_frame_order(geometry_movie: GeometryMovie) -> None:
     movie, frames = geometry_movie
     last = -1
     for event in movie.events:
@@ -70,7 +80,7 @@ def test_events_have_the_c7_form_in_frame_order(geometry_movie) -> None:
     assert last < len(frames)
 
 
-def test_every_card_is_visible_and_unoccluded_long_enough(geometry_movie) -> None:
+def test_every_card_is_visible_and_unoccluded_long_enough(geometry_movie: GeometryMovie) -> None:
     """From the frame the arm has left, each laid card is uppermost at its side and
     nothing covers it for at least 0.8 s."""
     movie, frames = geometry_movie
@@ -89,7 +99,7 @@ def test_every_card_is_visible_and_unoccluded_long_enough(geometry_movie) -> Non
     assert MIN_VISIBLE_S >= VISIBLE_S
 
 
-def test_human_pace_and_swept_tricks(geometry_movie) -> None:
+def test_human_pace_and_swept_tricks(geometry_movie: GeometryMovie) -> None:
     movie, frames = geometry_movie
     plays = [e["frame"] for e in movie.events if e["type"] == "play"]
     gaps = np.diff(plays) / movie.fps
@@ -134,7 +144,7 @@ def test_rendered_frames_are_reproducible_and_bounded() -> None:
 def test_a_laid_card_shows_in_the_picture() -> None:
     """At a play's clear frame the pixels at that side changed from before the reach."""
     movie = HandMovie(seed=4, size=(640, 360), hands=1)
-    recent: deque = deque(maxlen=60)
+    recent: deque[MovieFrame] = deque(maxlen=60)
     before = None
     for frame in movie.frames():
         if frame.index == 5:
@@ -192,7 +202,7 @@ def test_simulated_table_paces_like_a_live_camera() -> None:
     table.close()
 
 
-def _args(out: Path, **kw) -> argparse.Namespace:
+def _args(out: Path, **kw: Any) -> argparse.Namespace:
     base = {"out": str(out), "hands": 1, "seed": 3, "style": 1, "size": "160x90", "fps": 5.0,
             "video": False}
     base.update(kw)
@@ -231,7 +241,7 @@ def test_simulate_video(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("bad", [{"size": "big"}, {"hands": 0}, {"style": 7}, {"fps": 0.0}])
-def test_simulate_refuses_bad_input(tmp_path: Path, bad: dict) -> None:
+def test_simulate_refuses_bad_input(tmp_path: Path, bad: dict[str, Any]) -> None:
     err = io.StringIO()
     with redirect_stderr(err):
         assert run(_args(tmp_path, **bad)) == 2

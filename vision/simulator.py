@@ -430,7 +430,8 @@ class Table:
         sleeve = np.array([e + p * wdt * 0.72, sleeve_end + p * wdt * 0.58,
                            sleeve_end - p * wdt * 0.58, e - p * wdt * 0.72])
         t = np.linspace(0, 2 * np.pi, 24, endpoint=False)
-        palm = (hnd + np.outer(np.cos(t), u) * 48 * (0.5 + 0.5 * k) + np.outer(np.sin(t), p) * 40 * k)
+        palm = (hnd + np.outer(np.cos(t), u) * 48 * (0.5 + 0.5 * k)
+                + np.outer(np.sin(t), p) * 40 * k)
         fingers = []
         for i, (side, reach) in enumerate(((-0.27, 62.0), (-0.09, 72.0), (0.09, 70.0),
                                            (0.27, 58.0))):
@@ -628,7 +629,10 @@ class Scene:
     of its upright art, so edges 0-1 and 2-3 are its moon sides. ``side_quads`` the
     same for the uppermost card at each seat (``None`` where none lies),
     ``under_quads`` the older cards beneath it (lowest first). ``occluded`` tells
-    whether the arm covers part of that side's uppermost card.
+    whether the arm covers more than :data:`OCCLUDED_FRACTION` of that side's
+    uppermost card (``twilight_occluded`` the same for the Twilight card).
+    ``homography`` maps table mm (origin at the image centre) to image px;
+    ``px_per_mm`` is the image scale at the Twilight card.
     """
 
     image: np.ndarray
