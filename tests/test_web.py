@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from test_web_helpers import FIRST_TRICK, PIN, app_config, four_player_game, three_player_game
 
 from companion.gamelog import GameLog
-from web import create_app, page_url, print_banner, serve
+from web import create_app, make_server, page_url, print_banner
 from web import pin as pins
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -671,13 +671,22 @@ def test_page_url():
     assert page_url("::1", 9) == "http://[::1]:9/"
 
 
-def test_serve_uses_waitress(monkeypatch, app):
-    import waitress
+def test_serve_uses_waitress(app):
+    import urllib.request
 
-    calls: list[dict[str, Any]] = []
-    monkeypatch.setattr(waitress, "serve", lambda a, **kw: calls.append({"app": a, **kw}))
-    serve(app, "127.0.0.1", 8123, threads=12)
-    assert calls[0]["app"] is app and calls[0]["port"] == 8123 and calls[0]["threads"] == 12
+    server = make_server(app, "127.0.0.1", 0, threads=6)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.effective_port}/api/version"
+        with urllib.request.urlopen(url, timeout=5) as r:
+            assert r.headers["Server"] == "twilight-companion"
+            assert "version" in json.loads(r.read())
+        assert app.config["SSE_MAX_STREAMS"] == 2
+    finally:
+        server.close()
+        server.task_dispatcher.shutdown(timeout=2)
+        thread.join(timeout=2)
 
 
 def test_web_does_not_import_opencv_at_top():

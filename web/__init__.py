@@ -6,6 +6,7 @@ Public API::
                      frames=None, leds=None, recognise=None)
     print_banner(page_url(host, port), app.config["TABLE_PIN"])
     serve(app, host, port, threads=24)          # waitress; blocks
+    server = make_server(app, host, port)       # or: server.run() in a thread, .close()
 
 Routes (JSON under ``/api``; controls take JSON with ``X-CSRF-Token`` or a form
 with ``csrf_token``, and need the table PIN session):
@@ -25,6 +26,6 @@ with ``csrf_token``, and need the table PIN session):
   ``POST /api/deck/capture`` {card}, ``/api/deck/reset``, ``/api/deck/finish`` {name}
 """
 
-from web.app import create_app, page_url, print_banner, serve
+from web.app import create_app, make_server, page_url, print_banner, serve
 
-__all__ = ["create_app", "page_url", "print_banner", "serve"]
+__all__ = ["create_app", "make_server", "page_url", "print_banner", "serve"]

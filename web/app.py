@@ -138,16 +138,28 @@ def _errors(app: Flask) -> None:
         return _error(status, message)
 
 
+def make_server(app: Flask, host: str = "0.0.0.0", port: int = 8000, *,
+                threads: int = DEFAULT_THREADS, **options: Any) -> Any:
+    """A waitress server for the app, not yet running: ``.run()`` serves until
+    ``.close()``; ``.effective_port`` is the port bound (``port=0`` picks a free one)."""
+    from waitress.server import create_server
+
+    # Keep a few threads free of event streams for the ordinary requests.
+    app.config["SSE_MAX_STREAMS"] = min(int(app.config["SSE_MAX_STREAMS"]), max(1, threads - 4))
+    options.setdefault("channel_timeout", 120)
+    options.setdefault("ident", "twilight-companion")
+    return create_server(app, host=host, port=port, threads=threads, **options)
+
+
 def serve(app: Flask, host: str = "0.0.0.0", port: int = 8000, *,
           threads: int = DEFAULT_THREADS, **options: Any) -> None:
     """Run the app with waitress until interrupted. Threads: one per open page's
     event stream plus a few for requests; 24 serves a table of phones."""
-    import waitress
-
-    # Keep a few threads free of event streams for the ordinary requests.
-    app.config["SSE_MAX_STREAMS"] = min(int(app.config["SSE_MAX_STREAMS"]), max(1, threads - 4))
-    waitress.serve(app, host=host, port=port, threads=threads,
-                   channel_timeout=120, ident="twilight-companion", **options)
+    server = make_server(app, host, port, threads=threads, **options)
+    try:
+        server.run()
+    finally:
+        server.close()
 
 
 def print_banner(url: str, pin: str | None = None, *, file: IO[str] | None = None) -> None:
