@@ -63,6 +63,14 @@ REACH_S = (0.6, 1.0)
 WITHDRAW_S = (0.5, 0.8)
 #: How a won trick is handled: sweep straight off, square up then sweep, leave lying.
 SWEEP_CHOICES = (("sweep", 0.5), ("square", 0.25), ("leave", 0.25))
+#: Where the palm holds a card: this far behind its centre, towards the player (mm).
+PALM_BEHIND_CARD_MM = 38.0
+#: Seconds the hand rests on a card it has just laid.
+REST_ON_CARD_S = 0.25
+#: A trick is squared up into a pile this far from the Twilight card's centre (mm).
+PILE_DISTANCE_MM = 120.0
+#: The Twilight card and its side cards fit within this radius (mm): keeps them in view.
+TWILIGHT_LAYOUT_RADIUS_MM = 160.0
 #: Height (mm) at which a card is carried in.
 CARRY_LIFT_MM = 35.0
 #: Twilight card's largest turn off square in a movie, degrees (room for bumps).
@@ -184,7 +192,8 @@ class HandMovie:
         k += 2 * self.rng.randrange(2)
         angle = k * 90.0 + self.rng.uniform(-MOVIE_TWILIGHT_JITTER_DEG, MOVIE_TWILIGHT_JITTER_DEG)
         s = self.table.camera.px_per_mm
-        room = (max(0.0, size[0] / 2 / s - 160.0), max(0.0, size[1] / 2 / s - 160.0))
+        reach = TWILIGHT_LAYOUT_RADIUS_MM
+        room = (max(0.0, size[0] / 2 / s - reach), max(0.0, size[1] / 2 / s - reach))
         self.twilight = Placed("twilight", self.rng.uniform(-room[0], room[0]) * 0.5,
                                self.rng.uniform(-room[1], room[1]) * 0.5, angle)
         self._home = self.twilight
@@ -194,6 +203,7 @@ class HandMovie:
         self._twilight_on_board = True
         self._board_version = 0
         self._board: tuple[int, np.ndarray, np.ndarray] | None = None
+        self._gains: tuple[int, np.ndarray] | None = None
 
     # -- timing -----------------------------------------------------------------------------
     def _n(self, seconds: float) -> int:
@@ -240,12 +250,19 @@ class HandMovie:
         image = None
         if self.render_images:
             img = board.copy()
-            shadow = board_shadow.copy()
-            for card in state.moving:
-                table.draw_card(img, shadow, card)
-            if state.arm is not None:
-                table.draw_arm(img, shadow, occ_map, state.arm)
-            image = table.finish(img, shadow, occ_map, self.rng)
+            if state.arm is None and not state.moving:
+                # A still table: its light and shadows are those of the board, worked out once.
+                if self._gains is None or self._gains[0] != self._board_version:
+                    self._gains = (self._board_version,
+                                   table.light_gains(board_shadow, occ_map))
+                image = table.finish(img, board_shadow, occ_map, self.rng, self._gains[1])
+            else:
+                shadow = board_shadow.copy()
+                for card in state.moving:
+                    table.draw_card(img, shadow, card)
+                if state.arm is not None:
+                    table.draw_arm(img, shadow, occ_map, state.arm)
+                image = table.finish(img, shadow, occ_map, self.rng)
         elif state.arm is not None:
             table.draw_arm(None, None, occ_map, state.arm)
         for card in state.moving:
@@ -341,7 +358,7 @@ class HandMovie:
         reacher = self._reacher(seat)
         dx, dy = SEAT_DIRECTION[reacher]
         # Palm over the near end of the card, fingers over the rest of it.
-        palm = (x + dx * 38.0, y + dy * 38.0)
+        palm = (x + dx * PALM_BEHIND_CARD_MM, y + dy * PALM_BEHIND_CARD_MM)
         arm = random_arm(rng, reacher, palm, self.table, self.looks[reacher])
         start_angle = angle + rng.uniform(-30, 30)
         n_reach = self._n_range(REACH_S)
@@ -360,7 +377,7 @@ class HandMovie:
         self._changed()
         play_frame = self.frame
         trick_done = extra_trick.tricks[-1].complete
-        n_rest = self._n(0.25)
+        n_rest = self._n(REST_ON_CARD_S)
         for _ in range(n_rest):
             yield _State([], arm)
         n_back = self._n_range(WITHDRAW_S)
@@ -401,7 +418,7 @@ class HandMovie:
         dx, dy = SEAT_DIRECTION[reacher]
         tw = self.twilight
         # Gather point in front of the winner, beside the Twilight card.
-        pile = (tw.x + dx * 120.0, tw.y + dy * 120.0)
+        pile = (tw.x + dx * PILE_DISTANCE_MM, tw.y + dy * PILE_DISTANCE_MM)
         target = pile if square else (cx * 0.5 + pile[0] * 0.5, cy * 0.5 + pile[1] * 0.5)
         arm = random_arm(rng, reacher, target, self.table, self.looks[reacher])
         n = self._n_range(REACH_S)

@@ -499,9 +499,9 @@ class Table:
         covered = float((arm_map[y0:y1, x0:x1] > 0.5)[m > 0].sum())
         return covered / area
 
-    def finish(self, img: np.ndarray, shadow: np.ndarray, arm_map: np.ndarray,
-               rng: random.Random) -> np.ndarray:
-        """Light, shadows, glare, defocus, noise and JPEG on a drawn image (in place)."""
+    def light_gains(self, shadow: np.ndarray, arm_map: np.ndarray) -> np.ndarray:
+        """Full-size uint8 light gains (:data:`_LIGHT_ONE` = 1.0): the room's light times
+        the soft shadows of the cards and the arm (not on the arm itself)."""
         e = self.effects
         w, h = self.size
         light = e.light_lowres
@@ -510,9 +510,17 @@ class Table:
             soft = cv2.GaussianBlur(shadow, (0, 0), sigma)
             soft = np.minimum(soft, 1.0) * (1.0 - np.minimum(arm_map, 1.0))
             light = light * (1.0 - e.shadow_strength * soft)[..., None]
-        # Light as uint8 gains (LIGHT_ONE = 1.0) so the full-size multiply stays in uint8.
         gains = np.clip(light * _LIGHT_ONE, 0, 255).astype(np.uint8)
-        gains = cv2.resize(gains, (w, h), interpolation=cv2.INTER_LINEAR)
+        return cv2.resize(gains, (w, h), interpolation=cv2.INTER_LINEAR)
+
+    def finish(self, img: np.ndarray, shadow: np.ndarray, arm_map: np.ndarray,
+               rng: random.Random, gains: np.ndarray | None = None) -> np.ndarray:
+        """The camera's picture of a drawn image: light, shadows, glare, defocus, noise, JPEG.
+        ``gains`` from :meth:`light_gains` may be passed when they are known already."""
+        e = self.effects
+        w, h = self.size
+        if gains is None:
+            gains = self.light_gains(shadow, arm_map)
         img = cv2.multiply(img, gains, scale=1.0 / _LIGHT_ONE)
         if e.glare is not None:
             gx, gy, r, strength = e.glare
@@ -568,6 +576,8 @@ def random_table(rng: random.Random, style: int, size: tuple[int, int], *,
     return Table(cam, tex, fx, style, flip=rng.randrange(4))
 
 
+#: Arms start this far beyond the image edge (mm), so the sleeve runs off the picture.
+ARM_ENTRY_BEYOND_MM = 160.0
 #: Skin tones and sleeve colours (BGR) of simulated players.
 SKINS = ((120, 150, 200), (95, 125, 180), (70, 95, 140), (50, 70, 110), (140, 170, 215))
 SLEEVES = ((90, 60, 40), (40, 40, 40), (150, 150, 150), (40, 40, 140), (60, 110, 60),
@@ -590,9 +600,9 @@ def random_arm(rng: random.Random, seat: Seat, target: tuple[float, float],
     # Enter well beyond the edge so the sleeve runs off the image.
     along = rng.uniform(-0.35, 0.35)
     if dx == 0:
-        entry = (target[0] * 0.4 + along * half_w, dy * (half_h + 160))
+        entry = (target[0] * 0.4 + along * half_w, dy * (half_h + ARM_ENTRY_BEYOND_MM))
     else:
-        entry = (dx * (half_w + 160), target[1] * 0.4 + along * half_h)
+        entry = (dx * (half_w + ARM_ENTRY_BEYOND_MM), target[1] * 0.4 + along * half_h)
     skin, sleeve, width = look if look is not None else random_look(rng)
     return Arm(entry, target, skin, sleeve, width)
 
