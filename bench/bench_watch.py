@@ -1,0 +1,119 @@
+"""Watching simulated hands (issue 5): exactness, throughput, latency, memory.
+
+Seeds from 200000 on (the tests use seeds below 1000). Frames are rendered by
+the simulator into memory, as the Pi camera delivers them; only the watch
+pipeline (tracker, recogniser, rules, game log) is timed. ``BENCH_HANDS``
+sets hands per art style (default 20).
+
+- exactness: plays exact, extra plays, hands with the exact score, per style;
+- throughput: frames per second of the watch pipeline on one core;
+- latency: frames from the hand leaving the card's side to the play event;
+- memory: peak resident memory over the run (it must not grow with length).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from companion.app import Companion, Options
+from companion.config import Config
+from companion.gamelog import GameLog
+from vision.movie import SimulatedTable
+from vision.tracker import TableTracker
+
+SEED0 = 200_000
+SIZE = (1280, 720)
+
+
+class _TimedTracker(TableTracker):
+    """The real tracker, with the time spent in ``feed`` added up."""
+
+    spent = 0.0
+    frames = 0
+
+    def feed(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        start = time.perf_counter()
+        try:
+            return super().feed(*args, **kwargs)
+        finally:
+            self.spent += time.perf_counter() - start
+            self.frames += 1
+
+
+def watch_hand(seed: int, style: int, folder: Path) -> dict:
+    table = SimulatedTable(seed=seed, style=style, size=SIZE, fps=10, hands=1, realtime=False)
+    log = GameLog.open(folder / "data")
+    events_path = folder / "events.jsonl"
+    comp = Companion(Options(source="bench", events=str(events_path)), Config(), log)
+    comp.source = table
+    tracker = _TimedTracker(None)
+    comp.tracker = tracker
+    try:
+        comp.watch()
+    finally:
+        comp.close()
+        log.close()
+    events = [json.loads(x) for x in events_path.read_text().splitlines()]
+    truth = table.truth_events
+    got = [(e["seat"], e["card"]) for e in events if e["type"] == "play"]
+    want = [(e["seat"], e["card"]) for e in truth if e["type"] == "play"]
+    clear = {(e["seat"], e["card"]): e["clear_frame"] for e in truth if e["type"] == "play"}
+    latency = [e["frame"] - clear[(e["seat"], e["card"])] for e in events
+               if e["type"] == "play" and (e["seat"], e["card"]) in clear]
+    score = [e["score"] for e in events if e["type"] == "hand"]
+    true_score = [e["score"] for e in truth if e["type"] == "hand"]
+    return {
+        "exact": got == want,
+        "right_plays": sum(1 for g in got if g in set(want)),
+        "plays": len(want),
+        "extra": len([g for g in got if g not in set(want)]),
+        "score_exact": score == true_score,
+        "warnings": sum(1 for e in events if e["type"] == "warning"),
+        "latency": latency,
+        "seconds": tracker.spent,
+        "frames": tracker.frames,
+        "reads": tracker.reads,
+    }
+
+
+def main() -> dict:
+    hands = int(os.environ.get("BENCH_HANDS", "20"))
+    figures: dict = {"size": f"{SIZE[0]}x{SIZE[1]}", "fps_recorded": 10, "hands_per_style": hands}
+    all_latency: list[int] = []
+    spent = frames = 0.0
+    for style in (0, 1):
+        results = []
+        for i in range(hands):
+            with tempfile.TemporaryDirectory() as tmp:
+                r = watch_hand(SEED0 + 1000 * style + i, style, Path(tmp))
+            results.append(r)
+            print(f"style {style} hand {i}: exact={r['exact']} extra={r['extra']} "
+                  f"score_exact={r['score_exact']} warnings={r['warnings']} "
+                  f"{r['frames'] / max(r['seconds'], 1e-9):.0f} fps", flush=True)
+            all_latency += r["latency"]
+            spent += r["seconds"]
+            frames += r["frames"]
+        figures[f"style_{style}"] = {
+            "hands_exact": sum(r["exact"] for r in results),
+            "hands": len(results),
+            "plays_right": sum(r["right_plays"] for r in results),
+            "plays": sum(r["plays"] for r in results),
+            "extra_plays": sum(r["extra"] for r in results),
+            "scores_exact": sum(r["score_exact"] for r in results),
+            "warnings": sum(r["warnings"] for r in results),
+        }
+    figures["throughput_fps_one_core"] = round(frames / max(spent, 1e-9), 1)
+    figures["latency_frames"] = {
+        "median": statistics.median(all_latency) if all_latency else None,
+        "max": max(all_latency) if all_latency else None,
+        "goal_max": 5,
+    }
+    figures["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    print(json.dumps(figures, indent=2))
+    return figures

@@ -1,0 +1,110 @@
+"""Watching recorded hands from the simulator: plays, tricks, scores (issue 5, C7).
+
+Every movie is rendered by the real simulator and read by the real recogniser
+and tracker; the game log is a real SQLite log in a temporary folder.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from companion.app import Companion, Options
+from companion.config import Config
+from companion.gamelog import GameLog
+from vision.movie import SimulatedTable
+from vision.tracker import TableTracker
+
+SIZE = (960, 540)
+
+
+def watch_movie(tmp_path, *, seed: int, style: int = 0, setup=None, **movie):
+    table = SimulatedTable(seed=seed, style=style, size=SIZE, fps=10, hands=1,
+                           realtime=False, **movie)
+    log = GameLog.open(tmp_path / "data")
+    if setup is not None:
+        setup(log)
+    events_path = tmp_path / "events.jsonl"
+    comp = Companion(Options(source="recording", events=str(events_path)), Config(), log)
+    comp.source = table
+    comp.tracker = TableTracker(None)
+    try:
+        comp.watch()
+    finally:
+        comp.close()
+    events = [json.loads(line) for line in events_path.read_text().splitlines()]
+    snap = log.snapshot()
+    log.close()
+    return events, table.truth_events, snap
+
+
+def plays(events):
+    return [(e["seat"], e["card"]) for e in events if e["type"] == "play"]
+
+
+def hand_scores(events):
+    return [e["score"] for e in events if e["type"] == "hand"]
+
+
+def check_exact(events, truth) -> None:
+    assert plays(events) == plays(truth)
+    assert hand_scores(events) == hand_scores(truth)
+    tricks = [e["winner"] for e in events if e["type"] == "trick"]
+    assert tricks == [e["winner"] for e in truth if e["type"] == "trick"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("style", [0, 1])
+def test_a_hand_is_watched_exactly(tmp_path, style) -> None:
+    events, truth, snap = watch_movie(tmp_path, seed=31 + style, style=style)
+    check_exact(events, truth)
+    assert snap["hand"]["complete"]
+    # every play comes after the hand that laid it has left, and soon after
+    clear = {(e["seat"], e["card"]): e["clear_frame"] for e in truth if e["type"] == "play"}
+    for e in events:
+        if e["type"] == "play":
+            assert clear[(e["seat"], e["card"])] <= e["frame"] <= clear[(e["seat"], e["card"])] + 8
+
+
+@pytest.mark.slow
+def test_purgatory_heavy_hand_with_a_bumped_twilight_card(tmp_path) -> None:
+    events, truth, _ = watch_movie(tmp_path, seed=45, purgatory_bias=1.0, bump=0.4)
+    assert sum(1 for e in truth if e["type"] == "trick" and e["winner"] is None) >= 1
+    check_exact(events, truth)
+
+
+@pytest.mark.slow
+def test_three_player_hand(tmp_path) -> None:
+    def three(log: GameLog) -> None:
+        log.set_mode("three", soloist="south")
+
+    events, truth, snap = watch_movie(tmp_path, seed=52, mode="three", soloist="south",
+                                      setup=three)
+    check_exact(events, truth)
+    assert snap["match"]["mode"] == "three"
+
+
+@pytest.mark.slow
+def test_a_refused_card_is_a_warning_never_a_play(tmp_path) -> None:
+    """The table says north leads, but the first card is laid elsewhere (R3)."""
+    first = {}
+
+    def north_leads(log: GameLog) -> None:
+        table = SimulatedTable(seed=61, size=SIZE, hands=1, realtime=False)
+        table.movie.render_images = False
+        for _ in range(400):
+            if table.read() is None or any(e["type"] == "play" for e in table.truth_events):
+                break
+        play = next(e for e in table.truth_events if e["type"] == "play")
+        first.update(play)
+        other = "north" if play["seat"] != "north" else "east"
+        log.setup(moon_seats=table.movie.moon_seats and [s.value for s in
+                                                          table.movie.moon_seats],
+                  leader=other)
+
+    events, truth, snap = watch_movie(tmp_path, seed=61, setup=north_leads)
+    warnings = [e for e in events if e["type"] == "warning"]
+    assert any(first["card"] in w["message"] and "(R3)" in w["message"] for w in warnings)
+    assert (first["seat"], first["card"]) not in plays(events)
+    assert snap["refused"] is not None or snap["hand"]["plays"] == []
