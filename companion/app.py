@@ -121,8 +121,6 @@ class Companion:
             self.log.set_status("leds_driver", f"unavailable: {exc}")
 
     def start_web(self) -> None:
-        import waitress
-
         import web
 
         cfg: dict[str, Any] = {"DATA_DIR": str(self.log.path.parent)}
@@ -133,17 +131,14 @@ class Companion:
         app = web.create_app(self.log, config=cfg, frames=frames, leds=leds,
                              recognise=self._annotate if frames is not None else None)
         app.add_url_rule("/healthz", "healthz", self._healthz)
-        self.server = waitress.create_server(
-            app, host=self.opts.host, port=self.opts.port,
-            threads=self.config.web.threads, channel_timeout=120,
-            ident="twilight-companion")
+        self.server = web.make_server(app, self.opts.host, self.opts.port,
+                                      threads=self.config.web.threads)
         thread = threading.Thread(target=self._serve, name="web", daemon=True)
         thread.start()
         port = self.server.effective_port
         host = self.opts.host
         print(f"web: listening on {host}:{port}", flush=True)
-        url_host = _lan_address() if host in ("0.0.0.0", "::", "") else host
-        web.print_banner(f"http://{url_host}:{port}/", app.config["TABLE_PIN"])
+        web.print_banner(web.page_url(host, port), app.config["TABLE_PIN"])
 
     def _healthz(self) -> Any:
         from flask import jsonify
@@ -295,18 +290,6 @@ class Companion:
         if self.hardware is not None:
             self.hardware.close()
         self.events.close()
-
-
-def _lan_address() -> str:
-    """This machine's address on the local network, for the phones (no traffic sent)."""
-    import socket
-
-    try:
-        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-            s.connect(("192.0.2.1", 9))  # TEST-NET address: connect() sends nothing
-            return str(s.getsockname()[0])
-    except OSError:
-        return "127.0.0.1"
 
 
 def _prepare_match(log: GameLog, opts: Options, config: Config) -> None:

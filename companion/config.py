@@ -16,7 +16,7 @@ Every key is optional; with no file at all the defaults run a table::
     host = "0.0.0.0"        # bind address; "127.0.0.1" keeps the page on this machine
     port = 8000
     pin = ""                # table PIN for the controls; empty: generated at first start
-    threads = 16            # waitress worker threads (a table of phones, each with a live page)
+    threads = 24            # waitress worker threads (a table of phones, each with a live page)
 
     [game]
     mode = "four"           # four | three (a new match starts in this mode)
@@ -59,7 +59,7 @@ class WebConfig:
     host: str = "0.0.0.0"
     port: int = 8000
     pin: str = ""
-    threads: int = 16
+    threads: int = 24
 
 
 @dataclass(frozen=True)
