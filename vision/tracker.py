@@ -77,8 +77,11 @@ class Expectation:
     def from_snapshot(cls, snap: Mapping[str, Any]) -> Expectation:
         hand = snap["hand"]
         if hand["complete"]:
+            # Until the next hand's first card, the cards still near the Twilight card
+            # (the last trick, tricks left lying) are being cleared away, not laid.
             nxt = hand.get("next_hand") or {}
-            return cls(None, frozenset(), tuple(nxt.get("moon_seats") or hand["moon_seats"]))
+            near = {p["card"] for p in hand["tricks"][-1]["plays"]} | set(hand["neutral"])
+            return cls(None, frozenset(near), tuple(nxt.get("moon_seats") or hand["moon_seats"]))
         played = frozenset(p["card"] for p in hand["plays"])
         moon = tuple(hand["moon_seats"])
         if not hand["plays"] and not hand.get("leader_fixed"):
