@@ -21,6 +21,10 @@ pattern         when
 ``off``         everything else
 ==============  ===========================================================
 
+When several apply, the first of trouble, hand-over/match-over, handoff, won,
+new-moon, turn wins (a new-moon seat that leads after a lying trick blinks
+slowly like any other).
+
 :class:`SeatLights` applies the patterns to a gpiozero ``LEDBoard`` (blinking
 and pulsing run in gpiozero's own background threads, so the thread that
 changed the game — camera or web — never waits) and publishes the pattern
