@@ -512,7 +512,8 @@ def run_test(args: argparse.Namespace, *, pin_factory: Factory | None = None,
         board = LEDBoard(**seat_pins, pwm=True, active_high=config.leds.active_high,
                          pin_factory=pin_factory)
     except Exception as exc:
-        print(f"twilight-companion leds test: cannot drive the LEDs: {exc}", file=sys.stderr)
+        print(f"twilight-companion leds test: cannot drive the LEDs: {exc} (is the companion "
+              "service running and holding the pins? stop it first)", file=sys.stderr)
         if owns:
             pin_factory.close()
         return 1

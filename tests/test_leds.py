@@ -487,3 +487,13 @@ def test_web_led_test_lights_each_seat_then_the_game(
     assert lights.current.to_dict()["south"] == {
         "pattern": HANDOFF, "on_time": FAST.slow_blink, "off_time": FAST.slow_blink,
         "fade_in_time": 0.0, "fade_out_time": 0.0, "n": None}
+
+
+def test_leds_test_with_busy_pins(factory: MockFactory,
+                                  capsys: pytest.CaptureFixture[str]) -> None:
+    other = LED(22, pin_factory=factory)
+    try:
+        assert run_test(argparse.Namespace(config=None, delay=0), pin_factory=factory) == 1
+        assert "cannot drive the LEDs" in capsys.readouterr().err
+    finally:
+        other.close()
