@@ -186,6 +186,18 @@ def table_texture(index: int, size: tuple[int, int]) -> np.ndarray:
     return img
 
 
+@functools.lru_cache(maxsize=32)
+def _flipped_texture(index: int, size: tuple[int, int], flip: int) -> np.ndarray:
+    """Texture ``index`` as is (``flip`` 0) or mirrored (1: both ways, 2: up-down,
+    3: left-right), for more variety from the same few textures; cached, read-only."""
+    tex = table_texture(index, size)
+    if flip == 0:
+        return tex
+    out = cv2.flip(tex, flip - 2)
+    out.setflags(write=False)
+    return out
+
+
 @functools.lru_cache(maxsize=4)
 def _noise_buffer(size: tuple[int, int]) -> np.ndarray:
     """Gaussian noise around 128 (sigma 20), a bit larger than ``size``; cached."""
@@ -331,8 +343,7 @@ class Table:
         self.size = camera.size
         self.style = style
         self.effects = effects
-        tex = table_texture(texture, self.size)
-        self.background = tex if flip == 0 else cv2.flip(tex, flip - 2)
+        self.background = _flipped_texture(texture, self.size, flip)
         # Card art slightly finer than it appears, rounded so the cache is reused.
         self.art_px_per_mm = max(1.0, math.ceil(camera.scale_at(0, 0) * 1.25 * 2) / 2)
         w, h = self.size
@@ -625,7 +636,8 @@ def prepare(styles: Iterable[int] = STYLES, size: tuple[int, int] = DEFAULT_SIZE
             for card_id in ALL_IDS:
                 render_card(card_id, style, px)
     for index in range(len(TEXTURES)):
-        table_texture(index, size)
+        for flip in range(4):
+            _flipped_texture(index, size, flip)
     _noise_buffer(size)
 
 
