@@ -107,13 +107,10 @@ class Companion:
             from hardware.config import HardwareConfig
             from hardware.leds import start
 
-            hw_config = HardwareConfig.from_dict(self.config.hardware)
-            if self.opts.demo:
-                from hardware.pins import mock_factory
-
-                self.hardware = start(self.log, hw_config, pin_factory=mock_factory())
-            else:
-                self.hardware = start(self.log, hw_config)
+            tables = dict(self.config.hardware)
+            if self.opts.demo:  # simulated LEDs, shown on the page
+                tables["leds"] = {**tables.get("leds", {}), "factory": "mock"}
+            self.hardware = start(self.log, HardwareConfig.from_dict(tables))
             name = self.hardware.factory_name or "none"
             self.log.set_status("leds_driver", name)
         except Exception as exc:  # LEDs are a help, never a reason to stop scoring
