@@ -221,8 +221,9 @@ def _glare_spot(radius: int) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=8)
-def _card_mask(px_per_mm: float) -> np.ndarray:
-    """The card's rounded outline (float32 0..1) at the resolution of its art."""
+def _card_alpha(px_per_mm: float) -> np.ndarray:
+    """The card's rounded outline (uint8 0..255) at the resolution of its art, with one
+    transparent pixel round it so a warp fades the outline instead of cutting it."""
     w, h = round(CARD_MM[0] * px_per_mm), round(CARD_MM[1] * px_per_mm)
     r = max(1, round(3.0 * px_per_mm))
     m = np.zeros((h, w), np.uint8)
@@ -230,9 +231,16 @@ def _card_mask(px_per_mm: float) -> np.ndarray:
     cv2.rectangle(m, (0, r), (w - 1, h - 1 - r), 255, -1)
     for x, y in ((r, r), (w - 1 - r, r), (r, h - 1 - r), (w - 1 - r, h - 1 - r)):
         cv2.circle(m, (x, y), r, 255, -1, cv2.LINE_AA)
-    # One px of transparent border so the warp fades the outline instead of cutting it.
-    m = cv2.copyMakeBorder(m, 1, 1, 1, 1, cv2.BORDER_CONSTANT, value=0)
-    out = m.astype(np.float32) / 255.0
+    return cv2.copyMakeBorder(m, 1, 1, 1, 1, cv2.BORDER_CONSTANT, value=0)
+
+
+@functools.lru_cache(maxsize=256)
+def card_bgra(card_id: str, style: int, px_per_mm: float) -> np.ndarray:
+    """Card art with its outline as alpha (B, G, R, A), padded by one pixel (colour
+    repeated, alpha 0), so one warp carries both; cached, read-only."""
+    art = cv2.copyMakeBorder(render_card(card_id, style, px_per_mm), 1, 1, 1, 1,
+                             cv2.BORDER_REPLICATE)
+    out = np.dstack([art, _card_alpha(px_per_mm)])
     out.setflags(write=False)
     return out
 
@@ -384,12 +392,14 @@ class Table:
     def draw_card(self, img: np.ndarray, shadow: np.ndarray, card: Placed) -> None:
         """Warp ``card``'s art into ``img`` (only its bounding box is touched) and add
         its shadow to the low-resolution ``shadow`` map."""
-        art = render_card(card.card_id, self.style, self.art_px_per_mm)
-        mask = _card_mask(self.art_px_per_mm)
-        H = self._card_homography(card)
+        art = card_bgra(card.card_id, self.style, self.art_px_per_mm)
+        # Art px (with its 1 px pad) -> image px.
+        H = self._card_homography(card) @ np.array([[1, 0, -1], [0, 1, -1], [0, 0, 1]],
+                                                   np.float64)
+        ah, aw = art.shape[:2]
         quad = cv2.perspectiveTransform(
-            np.array([[(0, 0)], [(art.shape[1], 0)], [(art.shape[1], art.shape[0])],
-                      [(0, art.shape[0])]], np.float64), H).reshape(4, 2)
+            np.array([[(1, 1)], [(aw - 1, 1)], [(aw - 1, ah - 1)], [(1, ah - 1)]], np.float64),
+            H).reshape(4, 2)
         h, w = img.shape[:2]
         x0 = max(0, int(math.floor(quad[:, 0].min())) - 1)
         y0 = max(0, int(math.floor(quad[:, 1].min())) - 1)
@@ -397,15 +407,12 @@ class Table:
         y1 = min(h, int(math.ceil(quad[:, 1].max())) + 2)
         if x1 > x0 and y1 > y0:
             T = np.array([[1, 0, -x0], [0, 1, -y0], [0, 0, 1]], np.float64)
-            Hr = T @ H
             roi = img[y0:y1, x0:x1]
-            warped = cv2.warpPerspective(art, Hr, (x1 - x0, y1 - y0), flags=cv2.INTER_LINEAR,
-                                         borderMode=cv2.BORDER_REPLICATE)
-            # The mask has a 1 px border: shift by one art px.
-            Hm = Hr @ np.array([[1, 0, -1], [0, 1, -1], [0, 0, 1]], np.float64)
-            alpha = cv2.warpPerspective(mask, Hm, (x1 - x0, y1 - y0), flags=cv2.INTER_LINEAR,
-                                        borderMode=cv2.BORDER_CONSTANT, borderValue=0)
-            roi[:] = cv2.blendLinear(warped, roi, alpha, 1.0 - alpha)
+            warped = cv2.warpPerspective(art, T @ H, (x1 - x0, y1 - y0), flags=cv2.INTER_LINEAR,
+                                         borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+            alpha = warped[..., 3].astype(np.float32) * np.float32(1 / 255)
+            roi[:] = cv2.blendLinear(np.ascontiguousarray(warped[..., :3]), roi, alpha,
+                                     1.0 - alpha)
         self._add_shadow(shadow, quad, card.lift_mm)
 
     def _add_shadow(self, shadow: np.ndarray, quad: np.ndarray, lift_mm: float) -> None:
