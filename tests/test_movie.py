@@ -27,6 +27,7 @@ from vision.movie import (
     SimulatedTable,
     run,
 )
+from vision.simulator import seat_of_direction
 
 TINY = (320, 180)
 VISIBLE_S = 0.8  # what the issue asks for; MIN_VISIBLE_S adds a margin
@@ -115,8 +116,20 @@ def test_human_pace_and_swept_tricks(geometry_movie: GeometryMovie) -> None:
 
 def test_three_players_rotate_and_the_soloist_leads() -> None:
     movie = HandMovie(seed=5, size=TINY, mode="three", soloist="south", hands=2, render=False)
-    for _ in movie.frames():
-        pass
+    seen = []
+    for frame in movie.frames():
+        truth = frame.truth
+        if truth["twilight"]["found"]:
+            # The frame's C6 truth follows the Twilight card as it is turned (R8).
+            tw = frame.twilight_quad
+            assert tw is not None
+            c = tw.mean(axis=0)
+            moon_side = seat_of_direction(*(tw[[0, 1]].mean(axis=0) - c)).value
+            assert moon_side in truth["twilight"]["moon_seats"]
+            seen.append(tuple(truth["twilight"]["moon_seats"]))
+        else:
+            assert set(truth["sides"].values()) == {None}
+    assert seen[0] == ("north", "south") and seen[-1] == ("east", "west")
     first, second = movie.hand_records
     assert first["soloist"] == "south" and first["leader"] == "south"
     assert first["moon_seats"] == ["north", "south"]
@@ -217,6 +230,12 @@ def test_simulate_writes_frames_truth_and_hands(tmp_path: Path) -> None:
     assert len([e for e in truth if e["type"] == "play"]) == 28
     assert truth[-1]["type"] == "hand"
     assert max(e["frame"] for e in truth) < len(frames)
+    seen = [json.loads(line) for line in (tmp_path / "frames.jsonl").read_text().splitlines()]
+    assert len(seen) == len(frames)
+    for e in truth:
+        if e["type"] == "play":  # from the clear frame on, the C6 truth names the card
+            assert seen[e["clear_frame"]]["sides"][e["seat"]] == e["card"]
+            assert seen[e["clear_frame"]]["occluded"][e["seat"]] is False
     img = cv2.imread(str(frames[0]))
     assert img.shape == (90, 160, 3)
     match = json.loads((tmp_path / "hands.json").read_text())

@@ -104,6 +104,14 @@ class MovieFrame:
     arm: bool
     quads: dict[str, np.ndarray | None] = field(default_factory=dict)
     twilight_quad: np.ndarray | None = None
+    moon_seats: tuple[str, str] = ("north", "south")
+
+    @property
+    def truth(self) -> dict[str, Any]:
+        """What ``recognise`` should say about this frame, in the C6 form."""
+        found = self.twilight_quad is not None
+        return {"twilight": {"found": found, "moon_seats": list(self.moon_seats) if found else []},
+                "sides": dict(self.top) if found else {s.value: None for s in SEATS}}
 
 
 @dataclass
@@ -277,7 +285,8 @@ class HandMovie:
         return MovieFrame(self.frame, image,
                           {s.value: (tops[s].card_id if s in tops else None) for s in SEATS},
                           occluded, state.arm is not None, quads,
-                          table.quad(self.twilight) if self._twilight_on_board else None)
+                          table.quad(self.twilight) if self._twilight_on_board else None,
+                          (self.moon_seats[0].value, self.moon_seats[1].value))
 
     def _covered(self, arm: Arm, card: Placed) -> float:
         """Fraction of ``card`` under ``arm`` (geometry only)."""
@@ -485,8 +494,6 @@ class HandMovie:
         names[old.left] = None
         self.names = names
         self.soloist = new_soloist
-        self.moon_seats = tuple(sorted((new_soloist, new_soloist.opposite),
-                                       key=lambda s: s.index))
         tw = self.twilight
         turn = self.rng.choice([-90.0, 90.0])
         arm = random_arm(self.rng, new_soloist, (tw.x, tw.y), self.table,
@@ -510,6 +517,8 @@ class HandMovie:
         self._home = self.twilight.moved(self._home.x, self._home.y,
                                          (self._home.angle + turn) % 360.0)
         self._twilight_on_board = True
+        self.moon_seats = tuple(sorted((new_soloist, new_soloist.opposite),
+                                       key=lambda s: s.index))
         self._changed()
         n = self._n_range(WITHDRAW_S)
         for k in range(n):
@@ -592,7 +601,9 @@ def _parse_size(text: str) -> tuple[int, int]:
 
 
 def run(args: argparse.Namespace) -> int:
-    """``twilight-companion simulate``: frames (or a video) plus truth.jsonl and hands.json."""
+    """``twilight-companion simulate``: frames (or a video) plus the truth: truth.jsonl
+    (C7 events), hands.json (a C4 match record holding the C2 hand records) and
+    frames.jsonl (per frame, what ``recognise`` should see, C6 form, and what is occluded)."""
     try:
         size = _parse_size(str(args.size))
         if args.hands < 1:
@@ -622,8 +633,10 @@ def run(args: argparse.Namespace) -> int:
             return 2
     written = 0
     try:
-        with open(out / "truth.jsonl", "w") as truth:
+        with open(out / "truth.jsonl", "w") as truth, open(out / "frames.jsonl", "w") as seen:
             for frame in movie.frames():
+                seen.write(json.dumps({"frame": frame.index, **frame.truth,
+                                       "occluded": frame.occluded, "arm": frame.arm}) + "\n")
                 assert frame.image is not None
                 if writer is not None:
                     writer.write(frame.image)
