@@ -21,6 +21,7 @@ from companion.records import read_hand, read_match
 from companion.rules import Hand
 from vision.movie import (
     FRAME_PATTERN,
+    MATCH_PATTERN,
     MIN_VISIBLE_S,
     HandMovie,
     MovieFrame,
@@ -64,7 +65,9 @@ def test_truth_plays_form_legal_hands_that_score_accepts(geometry_movie: Geometr
         tricks = [e for e in movie.events if e["type"] == "trick" and e["hand_index"] == k]
         assert [t["winner"] for t in tricks] == [
             t.winner.value if t.winner else None for t in hand.tricks]
-    read_match(movie.match_record())
+    matches = movie.match_records()
+    assert [len(m["hands"]) for m in matches] == [2]
+    read_match(matches[0])
 
 
 def test_events_have_the_c7_form_in_frame_order(geometry_movie: GeometryMovie) -> None:
@@ -114,6 +117,18 @@ def test_human_pace_and_swept_tricks(geometry_movie: GeometryMovie) -> None:
     assert 0.2 < arm_share < 0.8
 
 
+def test_long_movies_split_into_matches_at_the_goal() -> None:
+    movie = HandMovie(seed=8, size=TINY, hands=14, render=False, speed=8.0)
+    for _ in movie.frames():
+        pass
+    matches = movie.match_records()
+    assert sum(len(m["hands"]) for m in matches) == 14
+    for match in matches[:-1]:
+        assert read_match(match).over  # every match but the last ends at its last hand
+    for match in matches:
+        read_match(match)  # and none has a hand after the one that ended it (R7)
+
+
 def test_three_players_rotate_and_the_soloist_leads() -> None:
     movie = HandMovie(seed=5, size=TINY, mode="three", soloist="south", hands=2, render=False)
     seen = []
@@ -139,8 +154,8 @@ def test_three_players_rotate_and_the_soloist_leads() -> None:
     assert second["names"]["north"] == first["names"]["west"]
     for k in range(2):
         read_hand(play_record(movie, k))
-    match = read_match(movie.match_record())
-    assert match is not None
+    for match in movie.match_records():
+        read_match(match)
 
 
 def test_rendered_frames_are_reproducible_and_bounded() -> None:
@@ -238,14 +253,13 @@ def test_simulate_writes_frames_truth_and_hands(tmp_path: Path) -> None:
             assert seen[e["clear_frame"]]["occluded"][e["seat"]] is False
     img = cv2.imread(str(frames[0]))
     assert img.shape == (90, 160, 3)
-    match = json.loads((tmp_path / "hands.json").read_text())
-    read_match(match)
+    hands = json.loads((tmp_path / "hands.json").read_text())
+    assert hands[0]["plays"] == [{"seat": e["seat"], "card": e["card"]}
+                                 for e in truth if e["type"] == "play"]
     out = io.StringIO()
     with redirect_stdout(out):  # the score command accepts the truth as it is
-        assert cli_main(["score", str(tmp_path / "hands.json")]) == 0
+        assert cli_main(["score", str(tmp_path / MATCH_PATTERN.format(1))]) == 0
     assert json.loads(out.getvalue())["hands"][0]["score"] == truth[-1]["score"]
-    assert match["hands"][0]["plays"] == [{"seat": e["seat"], "card": e["card"]}
-                                          for e in truth if e["type"] == "play"]
 
 
 def test_simulate_video(tmp_path: Path) -> None:

@@ -84,6 +84,10 @@ BUMP_MAX_DEG = 10.0
 BETWEEN_HANDS_S = (1.5, 3.0)
 #: Frame file names written by ``simulate``.
 FRAME_PATTERN = "frame-{:06d}.jpg"
+#: Match record files written by ``simulate`` (a new match after one is won, R7).
+MATCH_PATTERN = "match-{}.json"
+#: The goal the truth's match records use (R7).
+MATCH_GOAL = "standard"
 #: Names of the persons in a three-player match record.
 THREE_NAMES = ("Ada", "Ben", "Cleo")
 
@@ -528,11 +532,25 @@ class HandMovie:
         yield from self._pause(self._n(1.0))
 
     # -- records ----------------------------------------------------------------------------
-    def match_record(self) -> dict[str, Any]:
-        """The hands so far as a C4 match record (C2 hand records under ``hands``)."""
-        record: dict[str, Any] = {"format": "twilight-match/1", "mode": self.mode,
-                                  "goal": "standard", "hands": list(self.hand_records)}
-        return record
+    def match_records(self) -> list[dict[str, Any]]:
+        """The complete hands so far as C4 match records (standard goal, R7): a new
+        match starts after the hand that ended the previous one."""
+        from companion.match import Match
+        from companion.records import read_hand
+
+        matches: list[dict[str, Any]] = []
+        match: Match | None = None
+        for record in self.hand_records:
+            if len(record["plays"]) < 28:
+                break
+            if match is None or match.over:
+                match = Match(self.mode, MATCH_GOAL)
+                matches.append({"format": "twilight-match/1", "mode": self.mode,
+                                "goal": MATCH_GOAL, "hands": []})
+            setup, hand = read_hand(record, self.mode)
+            match.add(setup, hand)
+            matches[-1]["hands"].append(record)
+        return matches
 
 
 class SimulatedTable:
@@ -602,8 +620,9 @@ def _parse_size(text: str) -> tuple[int, int]:
 
 def run(args: argparse.Namespace) -> int:
     """``twilight-companion simulate``: frames (or a video) plus the truth: truth.jsonl
-    (C7 events), hands.json (a C4 match record holding the C2 hand records) and
-    frames.jsonl (per frame, what ``recognise`` should see, C6 form, and what is occluded)."""
+    (C7 events), hands.json (the list of C2 hand records), match-1.json ... (C4 match
+    records, each one ``score`` accepts) and frames.jsonl (per frame, what ``recognise``
+    should see in the C6 form, and which sides are occluded)."""
     try:
         size = _parse_size(str(args.size))
         if args.hands < 1:
@@ -646,7 +665,9 @@ def run(args: argparse.Namespace) -> int:
                 while written < len(movie.events):
                     truth.write(json.dumps(movie.events[written]) + "\n")
                     written += 1
-        (out / "hands.json").write_text(json.dumps(movie.match_record(), indent=1) + "\n")
+        (out / "hands.json").write_text(json.dumps(movie.hand_records, indent=1) + "\n")
+        for n, match in enumerate(movie.match_records(), start=1):
+            (out / MATCH_PATTERN.format(n)).write_text(json.dumps(match, indent=1) + "\n")
     finally:
         if writer is not None:
             writer.release()
