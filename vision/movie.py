@@ -175,6 +175,8 @@ class HandMovie:
         self.render_images = render
         self.purgatory_bias = purgatory_bias
         self.rng = random.Random(f"movie-{seed}")
+        # Sensor noise draws from its own generator: rendering or not, the game is the same.
+        self.noise_rng = random.Random(f"noise-{seed}")
         self.table: Table = random_table(self.rng, style, size,
                                          tilt_deg=self.rng.uniform(*MOVIE_TILT_DEG))
         #: Ground truth events (C7 form), appended as the movie goes.
@@ -267,14 +269,14 @@ class HandMovie:
                 if self._gains is None or self._gains[0] != self._board_version:
                     self._gains = (self._board_version,
                                    table.light_gains(board_shadow, occ_map))
-                image = table.finish(img, board_shadow, occ_map, self.rng, self._gains[1])
+                image = table.finish(img, board_shadow, occ_map, self.noise_rng, self._gains[1])
             else:
                 shadow = board_shadow.copy()
                 for card in state.moving:
                     table.draw_card(img, shadow, card)
                 if state.arm is not None:
                     table.draw_arm(img, shadow, occ_map, state.arm)
-                image = table.finish(img, shadow, occ_map, self.rng)
+                image = table.finish(img, shadow, occ_map, self.noise_rng)
         elif state.arm is not None:
             table.draw_arm(None, None, occ_map, state.arm)
         for card in state.moving:
