@@ -174,3 +174,20 @@ def test_tilt_and_options_are_checked() -> None:
     assert abs(np.linalg.norm(q[1] - q[0]) - np.linalg.norm(q[2] - q[3])) < 0.5
     with pytest.raises(TypeError, match="unknown options"):
         render_scene(0, colour="red")
+
+
+def test_a_mirrored_camera_flips_the_picture_not_the_truth() -> None:
+    plain = render_scene(12, size=SMALL, hand=False)
+    mirrored = render_scene(12, size=SMALL, hand=False, mirror=True)
+    assert mirrored.truth == plain.truth
+    assert np.array_equal(mirrored.image, plain.image[:, ::-1])
+    for seat, quad in plain.side_quads.items():
+        other = mirrored.side_quads[seat]
+        if quad is None:
+            assert other is None
+            continue
+        assert other is not None
+        assert np.allclose(other[:, 0], SMALL[0] - 1 - quad[:, 0], atol=1e-3)
+        # East and west swap sides in the picture.
+        if seat == "east":
+            assert centre(other)[0] < centre(mirrored.twilight_quad)[0]

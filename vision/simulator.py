@@ -725,10 +725,14 @@ def render_scene(seed: int, style: int = 0, size: tuple[int, int] = DEFAULT_SIZE
       :data:`TEXTURES`), ``glare`` (bool), ``jpeg_quality`` (int or None for none),
       ``effects`` (bool, default True: False gives even light, no shadow, noise,
       blur, glare or JPEG, for geometry checks).
+    * ``mirror`` (bool, default False): the picture of a mirrored camera (flipped left
+      to right, so east shows on the left). The truth keeps the table's real seats:
+      ``recognise --mirror`` should reproduce it. Quads and homography are of the
+      flipped picture.
     """
     known = {"twilight", "twilight_deg", "twilight_xy", "sides", "under_cards", "hand",
              "hand_seat", "hand_target", "tilt_deg", "px_per_mm", "texture", "glare",
-             "jpeg_quality", "effects"}
+             "jpeg_quality", "effects", "mirror"}
     unknown = set(options) - known
     if unknown:
         raise TypeError(f"render_scene: unknown options {sorted(unknown)}")
@@ -823,6 +827,19 @@ def render_scene(seed: int, style: int = 0, size: tuple[int, int] = DEFAULT_SIZE
             arm is not None and top_quad is not None
             and table.occlusion(arm_map, top_quad) > OCCLUDED_FRACTION)
     tw_quad = table.quad(tw) if present else None
+    homography = table.camera.H
+    if options.get("mirror"):
+        image = np.ascontiguousarray(image[:, ::-1])
+        flip = np.array([[-1.0, 0.0, w - 1.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+        homography = flip @ homography
+
+        def mirrored(q: Quad | None) -> Quad | None:
+            return None if q is None else np.column_stack([w - 1.0 - q[:, 0], q[:, 1]]).astype(
+                np.float32)
+
+        side_quads = {k: mirrored(q) for k, q in side_quads.items()}
+        under_quads = {k: [mirrored(q) for q in qs] for k, qs in under_quads.items()}
+        tw_quad = mirrored(tw_quad)
     truth = {"twilight": {"found": bool(present), "moon_seats": moon_seats if present else []},
              "sides": sides_truth}
     return Scene(
@@ -830,5 +847,5 @@ def render_scene(seed: int, style: int = 0, size: tuple[int, int] = DEFAULT_SIZE
         under_quads=under_quads, occluded=occluded,
         twilight_occluded=bool(arm is not None and tw_quad is not None
                                and table.occlusion(arm_map, tw_quad) > OCCLUDED_FRACTION),
-        homography=table.camera.H, px_per_mm=table.camera.scale_at(tw.x, tw.y),
+        homography=homography, px_per_mm=table.camera.scale_at(tw.x, tw.y),
         seed=seed, style=style)
