@@ -24,8 +24,9 @@ import numpy as np
 from companion.cards import SEATS, Seat
 from vision.profile import CARD_MM
 
-#: Rows of the downscaled image the search runs on.
+#: Rows of the downscaled image the search runs on (the fill-colour search: fewer).
 WORK_HEIGHT = 480
+COLOUR_WORK_HEIGHT = 320
 #: Adaptive threshold: neighbourhood (fraction of the work height) and how much
 #: brighter than it (grey levels) a pixel of the light border must be.
 RING_BLOCK_FRACTION = 1 / 24
@@ -45,6 +46,11 @@ FILL_HUE_TOLERANCE_DEG = 25.0
 FILL_RATIO_RANGE = (0.4, 1.8)
 #: Resolution (px/mm) of the verification warp.
 VERIFY_PX_PER_MM = 1.0
+#: Final, precise pass on the whole face: resolution, shifts, turns and scales searched.
+REFINE_PX_PER_MM = 1.6
+REFINE_SHIFT_MM = 3.0
+REFINE_TURNS_DEG = (-1.0, 0.0, 1.0)
+REFINE_SCALES = (0.98, 1.02)
 #: Border of the Twilight face (mm) assumed when the profile's face shows none.
 DEFAULT_INSET_MM = 2.5
 
@@ -84,6 +90,9 @@ class TwilightModel:
         inner = face[y0:face.shape[0] - y0, x0:face.shape[1] - x0]
         inner = cv2.resize(inner, self.size, interpolation=cv2.INTER_AREA)
         self.vector = _unit(cv2.GaussianBlur(inner, (0, 0), 1.0))
+        fine = (round(w_mm * REFINE_PX_PER_MM), round(h_mm * REFINE_PX_PER_MM))
+        self.fine = cv2.cvtColor(cv2.resize(face, fine, interpolation=cv2.INTER_AREA),
+                                 cv2.COLOR_BGR2GRAY).astype(np.float32)
         # inner rectangle in card mm, TL TR BR BL
         self.inner_mm = np.float32([(i, i), (w_mm - i, i), (w_mm - i, h_mm - i), (i, h_mm - i)])
         # the fill colours of its moon (top/bottom) and sun (left/right) quarters, Lab
@@ -109,8 +118,11 @@ def face_inset_mm(face: np.ndarray) -> float:
     if not holes:
         return DEFAULT_INSET_MM
     quad = max(holes, key=lambda q: cv2.contourArea(q))
-    x, y, w, h = cv2.boundingRect(quad.astype(np.float32))
-    inset = min(x, y, small.shape[1] - x - w, small.shape[0] - y - h) / 4.0
+    xs, ys = quad[:, 0], quad[:, 1]
+    left, right = np.sort(xs)[:2].mean(), np.sort(xs)[2:].mean()
+    top, bottom = np.sort(ys)[:2].mean(), np.sort(ys)[2:].mean()
+    h, w = small.shape[:2]
+    inset = float(np.mean([left, top, w - 1 - right, h - 1 - bottom])) / 4.0
     return float(inset) if 0.5 <= inset <= 8.0 else DEFAULT_INSET_MM
 
 
@@ -151,7 +163,7 @@ def ring_holes(frame: np.ndarray, *, work_height: int = WORK_HEIGHT,
 
 
 def colour_regions(frame: np.ndarray, fills: tuple[np.ndarray, ...], *,
-                   work_height: int = WORK_HEIGHT) -> list[Quad]:
+                   work_height: int = COLOUR_WORK_HEIGHT) -> list[Quad]:
     """Quadrilateral regions of the Twilight card's fill colours (its four quarters
     together), as 4x2 quads in frame px: the second way to find the card, for tables
     as light as its border."""
@@ -249,10 +261,15 @@ def locate(frame: np.ndarray, model: TwilightModel, *, mirror: bool = False,
            min_score: float = MIN_TWILIGHT_SCORE) -> TwilightPose | None:
     """The Twilight card's pose in *frame* (BGR), or None when it is not seen."""
     best: tuple[float, Quad] | None = None
-    for quad in ring_holes(frame) + colour_regions(frame, model.fills):
-        score, ordered = verify(frame, quad, model)
-        if score >= min_score and (best is None or score > best[0]):
-            best = (score, ordered)
+    # the light border first; the fill colours only when that finds nothing (a table
+    # as light as the border, or a hand breaking the border's ring)
+    for candidates in (ring_holes, lambda f: colour_regions(f, model.fills)):
+        for quad in candidates(frame):
+            score, ordered = verify(frame, quad, model)
+            if score >= min_score and (best is None or score > best[0]):
+                best = (score, ordered)
+        if best is not None:
+            break
     if best is None:
         return None
     score, inner = best
@@ -260,7 +277,9 @@ def locate(frame: np.ndarray, model: TwilightModel, *, mirror: bool = False,
     w_mm, h_mm = CARD_MM
     outer_mm = np.float32([(0, 0), (w_mm, 0), (w_mm, h_mm), (0, h_mm)]).reshape(-1, 1, 2)
     quad = cv2.perspectiveTransform(outer_mm, H_inner).reshape(4, 2)
-    return pose_from_quad(quad, score, mirror=mirror)
+    quad, fine = refine_quad(frame, quad, model.fine, REFINE_PX_PER_MM, REFINE_SHIFT_MM,
+                             REFINE_TURNS_DEG, REFINE_SCALES)
+    return pose_from_quad(quad, min(score, fine), mirror=mirror)
 
 
 def pose_from_quad(quad: Quad, score: float = 1.0, *, mirror: bool = False) -> TwilightPose:
@@ -324,3 +343,40 @@ def zone_outline(pose: TwilightPose, side: int) -> np.ndarray:
     w, h = zone_size(1.0)
     pts = np.float32([(0, 0), (w, 0), (w, h), (0, h)]).reshape(-1, 1, 2)
     return cv2.perspectiveTransform(pts, H).reshape(4, 2)
+
+
+def refine_quad(frame: np.ndarray, quad: Quad, template: np.ndarray, px_per_mm: float,
+                shift_mm: float, turns: tuple[float, ...], scales: tuple[float, ...]
+                ) -> tuple[Quad, float]:
+    """Make a card's outline precise: correlate *template* (the card's face, gray
+    float32, at *px_per_mm*) with the frame around *quad* (TL, TR, BR, BL) over shifts
+    up to *shift_mm*, the given turns (degrees) and then scales. Returns (quad, score)."""
+    r, m = px_per_mm, shift_mm
+    w_mm, h_mm = CARD_MM
+    card_mm = np.float32([(0, 0), (w_mm, 0), (w_mm, h_mm), (0, h_mm)])
+    H = cv2.getPerspectiveTransform(card_mm, np.asarray(quad, np.float32))
+    size = (round((w_mm + 2 * m) * r), round((h_mm + 2 * m) * r))
+    P = np.array([[1 / r, 0, -m], [0, 1 / r, -m], [0, 0, 1]])
+
+    def at(turn: float, zoom: float):
+        # patch px -> card mm (turned and scaled about the card's centre) -> frame
+        R = np.vstack([cv2.getRotationMatrix2D((w_mm / 2, h_mm / 2), turn, zoom), [0, 0, 1]])
+        patch = cv2.warpPerspective(frame, H @ R @ P, size,
+                                    flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                                    borderMode=cv2.BORDER_REPLICATE)
+        if patch.ndim == 3:
+            patch = cv2.cvtColor(patch, cv2.COLOR_BGR2GRAY)
+        res = cv2.matchTemplate(patch.astype(np.float32), template, cv2.TM_CCOEFF_NORMED)
+        _, mx, _, loc = cv2.minMaxLoc(res)
+        return mx, loc, turn, zoom, R
+
+    best = max((at(turn, 1.0) for turn in turns), key=lambda b: b[0])
+    for zoom in scales:
+        if zoom != 1.0:
+            cand = at(best[2], zoom)
+            if cand[0] > best[0]:
+                best = cand
+    score, (x, y), _, _, R = best
+    local = card_mm + np.float32([x / r - m, y / r - m])
+    pts = cv2.perspectiveTransform(local.reshape(-1, 1, 2).astype(np.float64), H @ R)
+    return pts.reshape(4, 2).astype(np.float32), float(score)

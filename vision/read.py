@@ -1,12 +1,12 @@
 """Reading one side of the Twilight card: find the uppermost card in the side's zone,
-rectify it, and name it.
+make its outline precise, and name it.
 
-* :func:`find_card` — in a zone image rectified to the table plane (known px/mm, so a
-  card has a known size), search card poses (turn within :data:`MAX_TURN_DEG` of the
-  seat's direction, position near the side) for the rectangle whose four edges are
-  all strong. The uppermost card is the one whose outline is complete; older cards
-  beneath it lose parts of theirs. Edge strength is measured relative to the zone's
-  own gradients, so no light level is assumed.
+* :class:`CardFinder` — in a zone image rectified to the table plane (known px/mm, so
+  a card has a known size), correlate the deck's generic faces over turns within
+  :data:`MAX_TURN_DEG` of the seat's direction and centres near the side; the card on
+  top shows its whole face, older cards beneath it only part. Then refine the outline
+  on the frame itself at :data:`REFINE_PX_PER_MM`. Correlation is normalised, so no
+  light level is assumed.
 * :class:`CardMatcher` — identity by normalised correlation of the light-normalised,
   rectified face against every face of the profile (both ways up), cult by the
   chroma histogram against the profile's cult colours; they must agree, and a weak
@@ -21,20 +21,25 @@ import cv2
 import numpy as np
 
 from companion.cards import BACK_IDS, CARD_IDS, Card
+from vision.locate import refine_quad
 from vision.profile import CARD_MM, DeckProfile, chroma_hist
 
 #: Resolution (px/mm) of the rectified zone the card search runs on.
-ZONE_PX_PER_MM = 0.8
+ZONE_PX_PER_MM = 0.35
 #: Turns of a side card away from its seat's direction that are searched (degrees),
 #: how many edge-orientation peaks are tried, and the fine steps around the best.
 MAX_TURN_DEG = 26.0
+TURN_STEP_DEG = 5.0
 TURN_CANDIDATES = 3
-COARSE_TURNS_DEG = (-20.0, -10.0, 0.0, 10.0, 20.0)
-FINE_TURN_STEPS_DEG = (-2.0, -1.0, 1.0, 2.0)
+FINE_TURN_STEPS_DEG = (-2.0, 2.0)
+#: A face correlating less than this with its cult's mean face gets its own template.
+OWN_TEMPLATE_BELOW = 0.5
 #: Second, precise pass over a found card: resolution, shifts and turns searched.
 REFINE_PX_PER_MM = 1.6
 REFINE_SHIFT_MM = 6.0
 REFINE_TURNS_DEG = (-2.0, -1.0, 0.0, 1.0, 2.0)
+#: ... and card sizes, relative to the size the Twilight card's pose implies.
+REFINE_SCALES = (0.97, 1.0, 1.03)
 #: Correlation with a generic face a card on top reaches (an empty table does not).
 MIN_CARD_SCORE = 0.25
 #: Above this a card surely lies there: an unreadable one is then "unknown", below it
@@ -43,9 +48,6 @@ SURE_CARD_SCORE = 0.5
 #: Where a side card's centre may lie in its zone: u along the side, v outward (mm).
 CENTRE_U_MM = 30.0
 CENTRE_V_MM = (36.0, 100.0)
-#: Minimum outline strength (weakest of the four edges, relative to the zone's
-#: typical gradient) for a card to count as lying there.
-MIN_OUTLINE = 1.6
 #: Resolution (px/mm) of the rectified card matched against the profile's faces,
 #: and the margin (mm) left out at its edge (where the table or a neighbour shows).
 MATCH_PX_PER_MM = 1.25
@@ -54,11 +56,14 @@ MATCH_BLUR_SIGMA = 1.0
 #: Misalignment (mm) searched each way for the SHIFT_CANDIDATES best-matching faces.
 SHIFT_MM = 1.6
 SHIFT_CANDIDATES = 8
-#: Identity evidence: the best correlation must reach MIN_MATCH, and its distance
-#: (1 - correlation) must be at most 1 - MIN_MARGIN of the nearest card of another
-#: name's; otherwise "unknown".
-MIN_MATCH = 0.5
-MIN_MARGIN = 0.25
+#: Identity evidence: the best correlation must reach MIN_MATCH, and lead the best
+#: card of another name by MIN_MARGIN of the gap between those two faces themselves;
+#: otherwise "unknown".
+MIN_MATCH = 0.7
+MIN_MARGIN = 0.3
+#: Unweighted correlation with some face of the deck below which nothing counts as a
+#: card (wood grain between plank joints can fake a card's outline, not its face).
+MIN_PRESENCE = 0.3
 #: How much better a face of the other cult than the colour's may match before the
 #: disagreement makes the card "unknown".
 MAX_CULT_DISAGREEMENT = 0.05
@@ -67,19 +72,11 @@ MIN_CULT_MARGIN = 0.08
 
 
 @dataclass(frozen=True)
-class CardFit:
-    """A card outline found in a zone: its corners in frame px (TL, TR, BR, BL of the
-    rectangle as found — up or down is settled by matching) and outline strength."""
-
-    quad: np.ndarray
-    strength: float
-
-
-@dataclass(frozen=True)
 class Identity:
     """What a rectified card is: ``card_id`` (C1 id or ``"unknown"``), ``cult`` by colour
     (``None`` if undecided), ``confidence`` (0..1), ``score``/``margin`` of the match and
-    ``upside_down`` (the face matched turned 180°)."""
+    ``upside_down`` (the face matched turned 180°), ``presence`` (correlation with the
+    most alike face of the deck, unweighted: is this a card of the deck at all)."""
 
     card_id: str
     cult: str | None
@@ -87,6 +84,8 @@ class Identity:
     score: float
     margin: float
     upside_down: bool
+    presence: float = 1.0
+    colour: float = 1.0
 
 
 def _unit_rows(stack: np.ndarray) -> np.ndarray:
@@ -119,6 +118,8 @@ class CardMatcher:
                           for c in sorted(set(cults))], axis=0)
         self.weight = (spread / max(float(spread.max()), 1e-9)).astype(np.float32)
         self.templates = _unit_rows(faces * self.weight)  # 2n rows: upright then turned
+        self.plain = faces  # unweighted: how much it looks like a card of this deck at all
+        self.gram = self.templates @ self.templates.T
         self.cult_of = [Card.parse(cid).cult.value if cid in CARD_IDS else None
                         for cid in self.ids]
         self.names = [cid.split("-", 1)[1] for cid in self.ids]
@@ -142,7 +143,9 @@ class CardMatcher:
         gray = self._core(card_bgr, pad=p)
         h, w = self.core_shape
         n = len(self.ids)
-        centre = _unit_rows(_unit_rows(gray[p:p + h, p:p + w][None]) * self.weight)[0]
+        plain = _unit_rows(gray[p:p + h, p:p + w][None])
+        presence = float((self.plain @ plain[0]).max())
+        centre = _unit_rows(plain * self.weight)[0]
         scores = self.templates @ centre
         # search small shifts for the few best faces: the outline is found to a mm or so
         top = np.argsort(-scores)[:SHIFT_CANDIDATES]
@@ -165,229 +168,149 @@ class CardMatcher:
                    (colour_cult, None)]
         best = max(allowed, key=lambda i: both[i])
         best_any = int(np.argmax(both))
-        others = [both[i] for i in range(n) if self.names[i] != self.names[best]
+        others = [i for i in range(n) if self.names[i] != self.names[best]
                   and (colour_cult is None or self.cult_of[i] in (colour_cult, None))]
-        # Ratio test on distances (1 - correlation): the best must be much nearer than
-        # the nearest card of another name, however good or bad the picture is.
-        margin = 1.0 - (1.0 - float(both[best])) / max(1.0 - float(max(others)), 1e-6) \
-            if others else 1.0
+        # Margin against the best card of another name, as a fraction of the gap those
+        # two faces would show if this were exactly the best one (1: exactly it, 0:
+        # half-way between, < 0: nearer the other): fair to faces that differ only in
+        # a numeral as well as to faces that differ everywhere.
+        margin = 1.0
+        if others:
+            second = max(others, key=lambda i: both[i])
+            i1 = best + (n if turned[best] else 0)
+            i2 = second + (n if turned[second] else 0)
+            gap = max(1.0 - float(self.gram[i1, i2]), 1e-3)
+            margin = float(both[best] - both[second]) / gap
         score = float(both[best])
         cid = self.ids[best]
         shape_cult = self.cult_of[best_any]
         agree = (colour_cult is None or shape_cult is None or shape_cult == colour_cult
                  or both[best_any] - both[best] < MAX_CULT_DISAGREEMENT)
         ok = (score >= MIN_MATCH and margin >= MIN_MARGIN and agree
-              and cid in CARD_IDS)
+              and presence >= MIN_PRESENCE and cid in CARD_IDS)
         confidence = float(np.clip(min((score - MIN_MATCH) / (1 - MIN_MATCH),
                                        margin / (2 * MIN_MARGIN)), 0, 1)) if ok else 0.0
         return Identity(cid if ok else "unknown", colour_cult or self.cult_of[best],
-                        confidence, score, margin, bool(turned[best]))
+                        confidence, score, margin, bool(turned[best]), presence,
+                        max(overlap.values()))
 
 
 # -- finding the uppermost card in a zone ------------------------------------------------------
 
 
-def _edge_maps(img: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """|d/dx| and |d/dy| of an image, the larger over its colour channels: an orange
-    card on oak differs in hue more than in brightness."""
-    g = cv2.GaussianBlur(img, (3, 3), 0.8)
-    gx = np.abs(cv2.Sobel(g, cv2.CV_32F, 1, 0, ksize=3))
-    gy = np.abs(cv2.Sobel(g, cv2.CV_32F, 0, 1, ksize=3))
-    if gx.ndim == 3:
-        gx, gy = gx.max(axis=2), gy.max(axis=2)
-    return gx, gy
-
-
 def _dominant_turns(img: np.ndarray, limit: float) -> list[float]:
-    """Candidate turns (degrees, within +-limit) of the straight edges in *img*: peaks
-    of the gradient orientation histogram, folded to 90 degrees."""
-    g = cv2.GaussianBlur(img, (3, 3), 0.8)
+    """Candidate turns (cv2 degrees, within +-limit) that make the straight edges in
+    *img* axis-aligned: peaks of the gradient orientation histogram, folded to 90°."""
+    gray = img if img.ndim == 2 else cv2.cvtColor(img, cv2.COLOR_BGR2GRAY)
+    g = cv2.GaussianBlur(gray, (3, 3), 0.8)
     gx = cv2.Sobel(g, cv2.CV_32F, 1, 0, ksize=3)
     gy = cv2.Sobel(g, cv2.CV_32F, 0, 1, ksize=3)
-    if gx.ndim == 3:
-        pick = np.argmax(gx * gx + gy * gy, axis=2)[..., None]
-        gx = np.take_along_axis(gx, pick, 2)[..., 0]
-        gy = np.take_along_axis(gy, pick, 2)[..., 0]
-    mag = np.sqrt(gx * gx + gy * gy)
-    ang = np.degrees(np.arctan2(gy, gx)) % 90.0  # edges of a rectangle fold together
-    ang = np.where(ang >= 45.0, ang - 90.0, ang)  # -45..45
+    mag = cv2.magnitude(gx, gy)
+    ang = np.degrees(np.arctan2(gy, gx)) % 90.0  # the four edges of a card fold together
+    ang = np.where(ang >= 45.0, ang - 90.0, ang)
     hist, _ = np.histogram(ang, bins=90, range=(-45, 45), weights=mag)
-    hist = np.convolve(np.concatenate([hist[-2:], hist, hist[:2]]), np.ones(5) / 5,
-                       mode="valid")
+    hist = np.convolve(np.concatenate([hist[-2:], hist, hist[:2]]), np.ones(5) / 5, "valid")
     peaks = [i for i in range(90) if hist[i] >= hist[i - 1] and hist[i] >= hist[(i + 1) % 90]]
     peaks.sort(key=lambda i: -hist[i])
-    # cv2 rotation angle that makes the edges axis-aligned: the negated edge turn
     turns = [-(i - 44.5) for i in peaks[:TURN_CANDIDATES]]
-    return [t for t in turns if abs(t) <= limit] or [0.0]
+    return [t for t in turns if abs(t) <= limit]
 
 
 class CardFinder:
-    """Finds the uppermost card in a rectified zone by correlating the profile's
-    *generic* faces — the mean face of each cult, both ways up, which keeps the frame
-    and corner layout every card of the deck shares — over candidate turns and
-    positions. A card lying on top shows all of that layout; older cards beneath it
-    show only part, and an empty table none."""
+    """Finds the uppermost card in a side zone by correlating the profile's *generic*
+    faces over candidate turns and positions: the mean face of each cult (the frame and
+    corner layout every card of the deck shares) and every face unlike its cult's mean
+    (a purgatory, say), each both ways up. A card lying on top shows all of its face;
+    older cards beneath it only part, and an empty table nothing.
+
+    :meth:`find` works on a coarse zone image (:data:`ZONE_PX_PER_MM`), :meth:`refine`
+    then makes the outline precise on the frame itself."""
 
     def __init__(self, profile: DeckProfile, px_per_mm: float = ZONE_PX_PER_MM) -> None:
         self.px_per_mm = px_per_mm
-        size = (round(CARD_MM[0] * px_per_mm), round(CARD_MM[1] * px_per_mm))
-        self.size = size
+        self.size = (round(CARD_MM[0] * px_per_mm), round(CARD_MM[1] * px_per_mm))
+        fine = (round(CARD_MM[0] * REFINE_PX_PER_MM), round(CARD_MM[1] * REFINE_PX_PER_MM))
         by_cult: dict[str, list[np.ndarray]] = {}
         for cid in CARD_IDS:
-            face = cv2.cvtColor(cv2.resize(profile.faces[cid], size, interpolation=cv2.INTER_AREA),
-                                cv2.COLOR_BGR2GRAY).astype(np.float32)
+            face = cv2.cvtColor(profile.faces[cid], cv2.COLOR_BGR2GRAY).astype(np.float32)
             by_cult.setdefault(cid.split("-", 1)[0], []).append(face)
-        self.templates = []
-        self.fine_templates = []
-        fine = (round(CARD_MM[0] * REFINE_PX_PER_MM), round(CARD_MM[1] * REFINE_PX_PER_MM))
+        means, unlike = [], []
         for faces in by_cult.values():
             mean = np.mean(faces, axis=0)
-            self.templates += [mean, mean[::-1, ::-1].copy()]
-            big = cv2.resize(mean, fine, interpolation=cv2.INTER_LINEAR)
-            self.fine_templates += [big, big[::-1, ::-1].copy()]
-
-    def refine(self, frame: np.ndarray, quad: np.ndarray) -> tuple[np.ndarray, float]:
-        """A found card's outline made precise: the generic faces correlated at
-        REFINE_PX_PER_MM within REFINE_SHIFT_MM and REFINE_TURNS_DEG of *quad*."""
-        r = REFINE_PX_PER_MM
-        m = REFINE_SHIFT_MM
-        w_mm, h_mm = CARD_MM
-        card_mm = np.float32([(0, 0), (w_mm, 0), (w_mm, h_mm), (0, h_mm)])
-        H = cv2.getPerspectiveTransform(card_mm, np.asarray(quad, np.float32))
-        size = (round((w_mm + 2 * m) * r), round((h_mm + 2 * m) * r))
-        gray = frame if frame.ndim == 2 else None
-        best = (-2.0, 0, 0, 0.0)
-        for turn in REFINE_TURNS_DEG:
-            # patch px -> card mm (turned about the card's centre) -> frame
-            R = cv2.getRotationMatrix2D((w_mm / 2, h_mm / 2), turn, 1.0)
-            P = np.array([[1 / r, 0, -m], [0, 1 / r, -m], [0, 0, 1]])
-            A = np.vstack([R, [0, 0, 1]]) @ P
-            patch = cv2.warpPerspective(frame if gray is None else gray, H @ A, size,
-                                        flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
-                                        borderMode=cv2.BORDER_REPLICATE)
-            if patch.ndim == 3:
-                patch = cv2.cvtColor(patch, cv2.COLOR_BGR2GRAY)
-            patch = patch.astype(np.float32)
-            for t in self.fine_templates:
-                res = cv2.matchTemplate(patch, t, cv2.TM_CCOEFF_NORMED)
-                _, mx, _, loc = cv2.minMaxLoc(res)
-                if mx > best[0]:
-                    best = (mx, loc[0], loc[1], turn)
-        score, x, y, turn = best
-        R = cv2.getRotationMatrix2D((w_mm / 2, h_mm / 2), turn, 1.0)
-        shifted = card_mm + np.float32([x / r - m, y / r - m])
-        local = cv2.transform(shifted.reshape(-1, 1, 2), R).reshape(-1, 1, 2)
-        out = cv2.perspectiveTransform(local.astype(np.float64), H).reshape(4, 2)
-        return out.astype(np.float32), float(score)
+            means.append(mean)
+            unit = _unit_rows(np.stack([cv2.resize(f, self.size) for f in [mean, *faces]]))
+            unlike += [f for f, r in zip(faces, unit[1:] @ unit[0], strict=True)
+                       if r < OWN_TEMPLATE_BELOW]
+        generic = means + unlike
+        self.n_mean_templates = 2 * len(means)
+        self.templates, self.fine_templates = [], []
+        for face in generic:
+            for turned in (face, face[::-1, ::-1]):
+                self.templates.append(cv2.resize(turned, self.size, interpolation=cv2.INTER_AREA))
+                self.fine_templates.append(cv2.resize(turned, fine, interpolation=cv2.INTER_AREA))
 
     def find(self, zone: np.ndarray, *, min_score: float = MIN_CARD_SCORE
-             ) -> tuple[np.ndarray, float] | None:
-        """(4x2 corners in zone px, score) of the uppermost card, or None."""
+             ) -> tuple[np.ndarray, float, int] | None:
+        """(4x2 corners in zone px, score, template index) of the uppermost card in a
+        zone image (outward up, the side's middle at the bottom centre), or None."""
         gray = zone if zone.ndim == 2 else cv2.cvtColor(zone, cv2.COLOR_BGR2GRAY)
         gray = gray.astype(np.float32)
         zh, zw = gray.shape
         s = self.px_per_mm
         tw, th = self.size
         centre = (zw / 2.0, zh / 2.0)
-        turns = sorted(set(_dominant_turns(zone, MAX_TURN_DEG)) | set(COARSE_TURNS_DEG))
+        grid = [float(a) for a in np.arange(-MAX_TURN_DEG, MAX_TURN_DEG + 1e-6, TURN_STEP_DEG)]
+        dominant = _dominant_turns(gray, MAX_TURN_DEG)
+        means = list(range(self.n_mean_templates))
+        # centres allowed: near the side's middle, a card's length out (per turn)
+        ry, rx = np.mgrid[0:zh - th + 1, 0:zw - tw + 1].astype(np.float32)
+        cx, cy = rx + tw / 2, ry + th / 2
 
-        def best_at(angle: float):
+        def best_at(angle: float, which=None):
             M = cv2.getRotationMatrix2D(centre, angle, 1.0)
             rot = cv2.warpAffine(gray, M, (zw, zh), flags=cv2.INTER_LINEAR,
                                  borderMode=cv2.BORDER_REPLICATE)
             Minv = cv2.invertAffineTransform(M)
-            best = (-2.0, (0, 0))
-            for t in self.templates:
-                res = cv2.matchTemplate(rot, t, cv2.TM_CCOEFF_NORMED)
-                # keep only centres near the side's middle, a card's length out
-                rh, rw = res.shape
-                yy, xx = np.mgrid[0:rh, 0:rw].astype(np.float32)
-                cx, cy = xx + tw / 2, yy + th / 2
-                ux = Minv[0, 0] * cx + Minv[0, 1] * cy + Minv[0, 2]
-                uy = Minv[1, 0] * cx + Minv[1, 1] * cy + Minv[1, 2]
-                u_mm = ux / s - zw / 2 / s
-                v_mm = (zh - uy) / s
-                ok = ((np.abs(u_mm) <= CENTRE_U_MM) & (v_mm >= CENTRE_V_MM[0])
-                      & (v_mm <= CENTRE_V_MM[1]))
-                res = np.where(ok, res, -1.0)
+            ux = Minv[0, 0] * cx + Minv[0, 1] * cy + Minv[0, 2]
+            uy = Minv[1, 0] * cx + Minv[1, 1] * cy + Minv[1, 2]
+            ok = ((np.abs(ux / s - zw / 2 / s) <= CENTRE_U_MM)
+                  & ((zh - uy) / s >= CENTRE_V_MM[0]) & ((zh - uy) / s <= CENTRE_V_MM[1]))
+            best = (-2.0, (0, 0), 0)
+            if which is None:
+                which = range(len(self.templates))
+            elif isinstance(which, int):
+                which = [which]
+            for k in which:
+                res = cv2.matchTemplate(rot, self.templates[k], cv2.TM_CCOEFF_NORMED)
+                res[~ok] = -1.0
                 _, mx, _, loc = cv2.minMaxLoc(res)
                 if mx > best[0]:
-                    best = (mx, loc)
-            return best[0], best[1], M
+                    best = (mx, loc, k)
+            return best, M
 
-        results = [(best_at(a), a) for a in turns]
-        (score, loc, M), angle = max(results, key=lambda r: r[0][0])
+        # the cults' mean faces on the whole grid of turns; every template at the turns
+        # the edges suggest (a card unlike the mean is found there)
+        tries = [(a, means) for a in grid] + [(a, None) for a in dominant]
+        score, loc, k, M, angle = -2.0, (0, 0), 0, None, 0.0
+        for a, which in tries:
+            (sc, lc, kk), MM = best_at(a, which)
+            if sc > score:
+                score, loc, k, M, angle = sc, lc, kk, MM, a
         for d in FINE_TURN_STEPS_DEG:
-            r = best_at(angle + d)
-            if r[0] > score:
-                score, loc, M = r
+            (sc, lc, kk), MM = best_at(angle + d, k)
+            if sc > score:
+                score, loc, M = sc, lc, MM
         if score < min_score:
             return None
         x, y = loc
         corners = np.float32([(x, y), (x + tw, y), (x + tw, y + th), (x, y + th)])
-        Minv = cv2.invertAffineTransform(M)
-        pts = cv2.transform(corners.reshape(-1, 1, 2), Minv).reshape(4, 2)
-        return pts.astype(np.float32), float(score)
+        pts = cv2.transform(corners.reshape(-1, 1, 2), cv2.invertAffineTransform(M))
+        return pts.reshape(4, 2).astype(np.float32), float(score), k
 
-
-def find_card(zone: np.ndarray, px_per_mm: float = ZONE_PX_PER_MM, *,
-              min_outline: float = MIN_OUTLINE) -> tuple[np.ndarray, float] | None:
-    """The strongest complete card outline in a rectified zone image (BGR or gray;
-    outward up, the side's middle at the bottom centre): (4x2 corners in zone px,
-    strength), or None when no outline is strong enough."""
-    zh, zw = zone.shape[:2]
-    s = px_per_mm
-    cw, ch = CARD_MM[0] * s, CARD_MM[1] * s
-    # the zone's typical gradient, for a light-independent strength
-    gx0, gy0 = _edge_maps(zone)
-    typical = float(np.percentile(np.maximum(gx0, gy0), 75)) + 1.0
-    centre = (zw / 2.0, zh / 2.0)
-    yy, xx = np.mgrid[0:zh, 0:zw].astype(np.float32)
-
-    def score_at(angle: float):
-        M = cv2.getRotationMatrix2D(centre, angle, 1.0)
-        rot = cv2.warpAffine(zone, M, (zw, zh), flags=cv2.INTER_LINEAR,
-                             borderMode=cv2.BORDER_REPLICATE)
-        gx, gy = _edge_maps(rot)
-        kw, kh = max(3, int(round(cw * 0.8))), max(3, int(round(ch * 0.8)))
-        top = cv2.blur(gy, (kw, 1))   # mean horizontal-edge strength along a card width
-        side = cv2.blur(gx, (1, kh))  # mean vertical-edge strength along a card height
-        hx, hy = int(round(cw / 2)), int(round(ch / 2))
-        H, W = zh, zw
-        sc = np.zeros((H, W), np.float32)
-        ys, xs = slice(hy, H - hy), slice(hx, W - hx)
-        t = top[0:H - 2 * hy, hx:W - hx]
-        b = top[2 * hy:H, hx:W - hx]
-        left = side[hy:H - hy, 0:W - 2 * hx]
-        right = side[hy:H - hy, 2 * hx:W]
-        sc[ys, xs] = np.minimum(np.minimum(t, b), np.minimum(left, right))
-        # centres allowed: near the side's middle, a card's length out
-        Minv = cv2.invertAffineTransform(M)
-        ux = Minv[0, 0] * xx + Minv[0, 1] * yy + Minv[0, 2]
-        uy = Minv[1, 0] * xx + Minv[1, 1] * yy + Minv[1, 2]
-        u_mm = ux / s - zw / 2 / s
-        v_mm = (zh - uy) / s
-        ok = (np.abs(u_mm) <= CENTRE_U_MM) & (v_mm >= CENTRE_V_MM[0]) & (v_mm <= CENTRE_V_MM[1])
-        sc[~ok] = 0
-        idx = int(np.argmax(sc))
-        y, x = divmod(idx, W)
-        return float(sc[y, x]), (x, y), M
-
-    best = None
-    for turn in _dominant_turns(zone, MAX_TURN_DEG):
-        r = score_at(turn)
-        if best is None or r[0] > best[0][0]:
-            best = (r, turn)
-    for d in FINE_TURN_STEPS_DEG:
-        r = score_at(best[1] + d)
-        if r[0] > best[0][0]:
-            best = (r, best[1] + d)
-    (strength, (x, y), M), _ = best
-    strength /= typical
-    if strength < min_outline:
-        return None
-    hx, hy = cw / 2, ch / 2
-    corners = np.float32([(x - hx, y - hy), (x + hx, y - hy), (x + hx, y + hy), (x - hx, y + hy)])
-    Minv = cv2.invertAffineTransform(M)
-    pts = cv2.transform(corners.reshape(-1, 1, 2), Minv).reshape(4, 2)
-    return pts.astype(np.float32), strength
+    def refine(self, frame: np.ndarray, quad: np.ndarray, template: int
+               ) -> tuple[np.ndarray, float]:
+        """The outline of a found card made precise: template *template* correlated at
+        REFINE_PX_PER_MM within REFINE_SHIFT_MM, REFINE_TURNS_DEG and REFINE_SCALES of
+        *quad* (TL, TR, BR, BL in frame px). Returns (quad, score)."""
+        return refine_quad(frame, quad, self.fine_templates[template], REFINE_PX_PER_MM,
+                           REFINE_SHIFT_MM, REFINE_TURNS_DEG, REFINE_SCALES)

@@ -101,10 +101,10 @@ class Recogniser:
         self.timings["find_ms"] = self.timings.get("find_ms", 0.0) + (t2 - t1) * 1000
         if found is None:
             return SideReading(seat.value, None, 1.0, None, None)
-        corners, _strength = found
+        corners, _strength, template = found
         quad = cv2.perspectiveTransform(corners.reshape(-1, 1, 2).astype(np.float64),
                                         H).reshape(4, 2).astype(np.float32)
-        quad, _fine = self.finder.refine(frame, quad)
+        quad, _fine = self.finder.refine(frame, quad, template)
         ident = self.identify_quad(frame, quad)
         self.timings["match_ms"] = (self.timings.get("match_ms", 0.0)
                                     + (time.perf_counter() - t2) * 1000)
