@@ -84,13 +84,11 @@ def test_events_have_the_c7_form_in_frame_order(geometry_movie: GeometryMovie) -
     assert last < len(frames)
 
 
-def test_every_card_is_visible_and_unoccluded_long_enough(geometry_movie: GeometryMovie) -> None:
+def assert_cards_visible(movie: HandMovie, frames: list[tuple[int, dict, dict, bool]]) -> None:
     """From the frame the arm has left, each laid card is uppermost at its side and
     nothing covers it for at least 0.8 s."""
-    movie, frames = geometry_movie
     fps = movie.fps
     plays = [e for e in movie.events if e["type"] == "play"]
-    assert len(plays) == 56
     for e in plays:
         assert frames[e["frame"]][1][e["seat"]] == e["card"]  # lies from its play frame on
         first = e["clear_frame"]
@@ -100,7 +98,28 @@ def test_every_card_is_visible_and_unoccluded_long_enough(geometry_movie: Geomet
             assert not occluded[e["seat"]], (e, i)
         # While the arm lays it, the card is covered: the arm really reaches in.
         assert frames[e["frame"]][2][e["seat"]]
+
+
+def test_every_card_is_visible_and_unoccluded_long_enough(geometry_movie: GeometryMovie) -> None:
+    movie, frames = geometry_movie
+    assert len([e for e in movie.events if e["type"] == "play"]) == 56
+    assert_cards_visible(movie, frames)
     assert MIN_VISIBLE_S >= VISIBLE_S
+
+
+def test_new_moon_cards_lie_face_up_and_are_played_from_the_table() -> None:
+    movie = HandMovie(seed=12, size=(1280, 720), mode="three", soloist="west", hands=1,
+                      render=False, new_moon_cards=True)
+    frames = []
+    dummy_sizes = []
+    for f in movie.frames():
+        frames.append((f.index, f.top, f.occluded, f.arm))
+        dummy_sizes.append(len(movie.dummy))
+    assert dummy_sizes[0] == 7 and dummy_sizes[-1] == 0
+    assert dummy_sizes == sorted(dummy_sizes, reverse=True)
+    _, hand = read_hand(play_record(movie, 0))
+    assert hand.complete
+    assert_cards_visible(movie, frames)
 
 
 def test_human_pace_and_swept_tricks(geometry_movie: GeometryMovie) -> None:

@@ -40,10 +40,11 @@ import cv2
 import numpy as np
 
 from companion.cards import SEATS, Card, Seat
-from companion.deal import random_plays
-from companion.rules import Hand
+from companion.deal import deal, random_plays
+from companion.rules import Hand, Play
 from vision.deck_art import STYLES
 from vision.simulator import (
+    SEAT_CARD_ANGLE,
     SEAT_DIRECTION,
     Arm,
     Placed,
@@ -77,6 +78,10 @@ CARRY_LIFT_MM = 35.0
 MOVIE_TWILIGHT_JITTER_DEG = 15.0
 #: Camera tilt range in movies, degrees.
 MOVIE_TILT_DEG = (0.0, 10.0)
+#: The new moon's face-up cards: distance of their row from the Twilight card, and
+#: spacing along it (mm).
+NEW_MOON_ROW_MM = 225.0
+NEW_MOON_SPACING_MM = 28.0
 #: How far knocks may carry the Twilight card from where it was put (mm, degrees).
 BUMP_MAX_MM = 15.0
 BUMP_MAX_DEG = 10.0
@@ -143,6 +148,28 @@ def _angle_lerp(a: float, b: float, t: float) -> float:
     return a + d * t
 
 
+def _plays_with_givers(rng: random.Random, moon_seats: tuple[Seat, ...], leader: Seat,
+                       purgatory_bias: float) -> tuple[list[Play], list[Seat]]:
+    """A legal random hand like :func:`companion.deal.random_plays`, also telling from
+    whose cards each one came (R3: the seat on turn has any holder of its cult play)."""
+    dealt = deal(rng)
+    hand = Hand(moon_seats, leader)
+    givers = []
+    while not hand.complete:
+        nxt = hand.next
+        assert nxt is not None
+        seat, cult = nxt
+        holders = [s for s in SEATS if any(c.cult is cult for c in dealt[s])]
+        giver = rng.choice(holders)
+        choices = [c for c in dealt[giver] if c.cult is cult]
+        purgatory = [c for c in choices if c.name == "purgatory"]
+        card = purgatory[0] if purgatory and rng.random() < purgatory_bias else rng.choice(choices)
+        dealt[giver].remove(card)
+        hand.play(seat, card)
+        givers.append(giver)
+    return list(hand.plays), givers
+
+
 class HandMovie:
     """Frames and truth of ``hands`` whole hands (0: go on for ever).
 
@@ -151,13 +178,15 @@ class HandMovie:
     ``moon_seats`` (four-player mode) fixes the moon seats, else random.
     ``bump`` is the chance per trick that the Twilight card gets knocked.
     ``render=False`` skips drawing pictures (truth and geometry only).
+    ``new_moon_cards`` (three-player mode) lays the new moon's seven cards face up
+    at its edge of the table (R8), where the arms then pick them from.
     """
 
     def __init__(self, seed: int = 0, style: int = 0, size: tuple[int, int] = (1280, 720),
                  fps: float = 10.0, mode: str = "four", soloist: str | None = None,
                  hands: int = 1, speed: float = 1.0, bump: float = 0.0, render: bool = True,
                  moon_seats: tuple[str, str] | None = None,
-                 purgatory_bias: float = 0.3) -> None:
+                 purgatory_bias: float = 0.3, new_moon_cards: bool = False) -> None:
         if style not in STYLES:
             raise ValueError(f"unknown art style {style!r} (styles: {STYLES})")
         if mode not in MODES:
@@ -174,6 +203,9 @@ class HandMovie:
         self.bump = bump
         self.render_images = render
         self.purgatory_bias = purgatory_bias
+        self.new_moon_cards = new_moon_cards and mode == "three"
+        #: The new moon's cards face up on the table (three players, ``new_moon_cards``).
+        self.dummy: list[Placed] = []
         self.rng = random.Random(f"movie-{seed}")
         # Sensor noise draws from its own generator: rendering or not, the game is the same.
         self.noise_rng = random.Random(f"noise-{seed}")
@@ -240,6 +272,8 @@ class HandMovie:
             if self.render_images:
                 if self._twilight_on_board:
                     self.table.draw_card(img, shadow, self.twilight)
+                for card in self.dummy:
+                    self.table.draw_card(img, shadow, card)
                 for item in self.lying:
                     self.table.draw_card(img, shadow, item.card)
             self._board = (self._board_version, img, shadow)
@@ -321,7 +355,14 @@ class HandMovie:
             leader = self.soloist
         else:
             leader = self.dealer.left
-        plays = random_plays(rng, self.moon_seats, leader, purgatory_bias=self.purgatory_bias)
+        givers: list[Seat | None]
+        if self.new_moon_cards:
+            plays, given = _plays_with_givers(rng, self.moon_seats, leader, self.purgatory_bias)
+            givers = list(given)
+        else:
+            plays = random_plays(rng, self.moon_seats, leader,
+                                 purgatory_bias=self.purgatory_bias)
+            givers = [None] * len(plays)
         record: dict[str, Any] = {"format": "twilight-hand/1", "mode": self.mode,
                                   "moon_seats": [s.value for s in self.moon_seats],
                                   "leader": leader.value, "plays": []}
@@ -332,13 +373,19 @@ class HandMovie:
             record["dealer"] = self.dealer.value
         self.hand_records.append(record)
         hand = Hand(self.moon_seats, leader)
+        if self.new_moon_cards:
+            empty = self.soloist.opposite
+            self._lay_out_dummy([p.card for p, g in zip(plays, givers, strict=True)
+                                 if g is empty])
         yield from self._pause(self._n(1.0))
         for i, play in enumerate(plays):
             if i % 4 == 0 and i and self.bump > 0 and rng.random() < self.bump:
                 yield from self._bump()
             hand.play(play.seat, play.card)
             record["plays"].append(play.to_dict())
-            yield from self._lay(play.seat, play.card, number, extra_trick=hand)
+            yield from self._lay(play.seat, play.card, number, extra_trick=hand,
+                                 from_table=givers[i] is not None
+                                 and givers[i] is self.soloist.opposite)
             trick = hand.tricks[-1]
             if trick.complete and not trick.lies:
                 if hand.complete:
@@ -354,6 +401,24 @@ class HandMovie:
         if self.mode == "four":
             self.dealer = self.dealer.left
 
+    def _lay_out_dummy(self, cards: list[Card]) -> None:
+        """The new moon's cards face up in an overlapping row at its edge (R8)."""
+        rng = self.rng
+        empty = self.soloist.opposite
+        dx, dy = SEAT_DIRECTION[empty]
+        tw = self._home
+        base = (tw.x + dx * NEW_MOON_ROW_MM, tw.y + dy * NEW_MOON_ROW_MM)
+        order = list(cards)
+        rng.shuffle(order)
+        n = len(order)
+        self.dummy = []
+        for i, card in enumerate(order):
+            along = (i - (n - 1) / 2) * NEW_MOON_SPACING_MM
+            self.dummy.append(Placed(card.id, base[0] - dy * along + rng.uniform(-2, 2),
+                                     base[1] + dx * along + rng.uniform(-2, 2),
+                                     SEAT_CARD_ANGLE[empty] + rng.uniform(-6, 6)))
+        self._changed()
+
     def _arm_seats(self) -> list[Seat]:
         if self.mode == "three":
             return [s for s in SEATS if s is not self.soloist.opposite]
@@ -365,7 +430,10 @@ class HandMovie:
             return self.soloist
         return seat
 
-    def _lay(self, seat: Seat, card: Card, hand_no: int, extra_trick: Hand) -> Iterator[_State]:
+    def _lay(self, seat: Seat, card: Card, hand_no: int, extra_trick: Hand,
+             from_table: bool = False) -> Iterator[_State]:
+        """An arm lays ``card`` at ``seat``'s side (picking it up first from the new
+        moon's cards when ``from_table``) and withdraws; then the truth events."""
         rng = self.rng
         yield from self._pause(self._n_range(THINK_S))
         x, y, angle = side_pose(rng, seat, self.twilight)
@@ -375,12 +443,25 @@ class HandMovie:
         # Palm over the near end of the card, fingers over the rest of it.
         palm = (x + dx * PALM_BEHIND_CARD_MM, y + dy * PALM_BEHIND_CARD_MM)
         arm = random_arm(rng, reacher, palm, self.table, self.looks[reacher])
+        start = arm.entry
         start_angle = angle + rng.uniform(-30, 30)
+        picked = next((c for c in self.dummy if c.card_id == card.id), None)
+        if from_table and picked is not None:
+            # Reach the new moon's card first, then carry it to the side.
+            pick = (picked.x + dx * PALM_BEHIND_CARD_MM, picked.y + dy * PALM_BEHIND_CARD_MM)
+            n_pick = self._n_range(REACH_S)
+            for k in range(n_pick):
+                t = _ease((k + 1) / n_pick)
+                yield _State([], Arm(arm.entry, _lerp(arm.entry, pick, t), arm.skin,
+                                     arm.sleeve, arm.width_mm))
+            self.dummy = [c for c in self.dummy if c is not picked]
+            self._changed()
+            start, start_angle = pick, picked.angle
         n_reach = self._n_range(REACH_S)
         grip = (x - palm[0], y - palm[1])
         for k in range(n_reach):
             t = _ease((k + 1) / n_reach)
-            hand_pos = _lerp(arm.entry, palm, t)
+            hand_pos = _lerp(start, palm, t)
             lift = CARRY_LIFT_MM * (1 - t)
             held = Placed(card.id, hand_pos[0] + grip[0], hand_pos[1] + grip[1],
                           _angle_lerp(start_angle, angle, t), lift)
