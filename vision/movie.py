@@ -13,11 +13,13 @@ and yields frames one at a time, never holding more than the current picture:
   next swept trick takes everything lying;
 * between hands the table is cleared; in three-player mode the Twilight card is
   turned by 90 degrees (R8 rotation). With ``bump`` the Twilight card is now and
-  then knocked a few millimetres mid-hand.
+  then knocked a few millimetres mid-hand; with ``new_moon_cards`` (three players)
+  the new moon's cards lie face up at its edge and are picked up from there.
 
 Its ``events`` are the ground truth in the C7 form (``play``, ``trick``, ``hand``),
 frames numbered from 0. Play events also carry ``clear_frame``: the first frame
-at which the reaching arm no longer covers the card. :class:`SimulatedTable`
+at which the reaching arm no longer covers the card. Each :class:`MovieFrame`
+also carries what lies where (``truth`` in the C6 form, card outlines, occlusion). :class:`SimulatedTable`
 is the same as a camera (``read()``) for the ``demo`` source, and :func:`run`
 implements ``twilight-companion simulate``.
 """
