@@ -384,10 +384,10 @@ class HandMovie:
             if i % 4 == 0 and i and self.bump > 0 and rng.random() < self.bump:
                 yield from self._bump()
             hand.play(play.seat, play.card)
-            record["plays"].append(play.to_dict())
             yield from self._lay(play.seat, play.card, number, extra_trick=hand,
                                  from_table=givers[i] is not None
                                  and givers[i] is self.soloist.opposite)
+            record["plays"].append(play.to_dict())  # together with its truth event
             trick = hand.tricks[-1]
             if trick.complete and not trick.lies:
                 if hand.complete:
