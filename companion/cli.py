@@ -84,6 +84,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--size", default="1280x720")
     p.add_argument("--fps", type=float, default=10.0)
     p.add_argument("--video", action="store_true", help="write a video instead of frames")
+    p.add_argument("--mode", choices=["four", "three"], default="four")
+    p.add_argument("--soloist", metavar="SEAT", help="three players: the first soloist")
+    p.add_argument("--new-moon-cards", action="store_true",
+                   help="three players: lay the new moon's cards face up on the table")
 
     p = sub.add_parser("watch", help="watch a table or a recording, write events (C7)")
     p.add_argument("--source", required=True, metavar="SRC")

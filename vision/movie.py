@@ -719,7 +719,8 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"--fps must be positive, not {args.fps}")
         mode = getattr(args, "mode", None) or "four"
         movie = HandMovie(args.seed, args.style, size, args.fps, mode=mode,
-                          soloist=getattr(args, "soloist", None), hands=args.hands)
+                          soloist=getattr(args, "soloist", None), hands=args.hands,
+                          new_moon_cards=bool(getattr(args, "new_moon_cards", False)))
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
     except (ValueError, OSError) as exc:
