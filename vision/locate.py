@@ -51,6 +51,12 @@ REFINE_PX_PER_MM = 1.6
 REFINE_SHIFT_MM = 3.0
 REFINE_TURNS_DEG = (-1.0, 0.0, 1.0)
 REFINE_SCALES = (0.98, 1.02)
+#: Blur (mm) of face and frame in the precise passes (:func:`refine_quad`).
+REFINE_BLUR_MM = 1.0
+#: Geometry a found Twilight card must have (perspective of a camera tilted <= ~12°):
+#: opposite sides' and the aspect's relative mismatch, corners' departure from square.
+MAX_SIDE_MISMATCH = 0.15
+MAX_CORNER_SKEW_DEG = 12.0
 #: Border of the Twilight face (mm) assumed when the profile's face shows none.
 DEFAULT_INSET_MM = 2.5
 
@@ -279,7 +285,28 @@ def locate(frame: np.ndarray, model: TwilightModel, *, mirror: bool = False,
     quad = cv2.perspectiveTransform(outer_mm, H_inner).reshape(4, 2)
     quad, fine = refine_quad(frame, quad, model.fine, REFINE_PX_PER_MM, REFINE_SHIFT_MM,
                              REFINE_TURNS_DEG, REFINE_SCALES)
+    if fine < min_score or not plausible(quad):
+        return None  # a hand over the card can leave a fragment that fits nothing well
     return pose_from_quad(quad, min(score, fine), mirror=mirror)
+
+
+def plausible(quad: Quad) -> bool:
+    """Whether *quad* (TL, TR, BR, BL) can be a flat card seen by a camera tilted at most
+    about 12°: opposite sides of similar length, corners near square, card aspect."""
+    q = np.asarray(quad, np.float64)
+    sides = [np.linalg.norm(q[(i + 1) % 4] - q[i]) for i in range(4)]
+    if min(sides) < 4:
+        return False
+    for a, b in ((0, 2), (1, 3)):
+        if max(sides[a], sides[b]) / min(sides[a], sides[b]) > 1 + MAX_SIDE_MISMATCH:
+            return False
+    for i in range(4):
+        u, v = q[(i + 1) % 4] - q[i], q[i - 1] - q[i]
+        cos = abs(float(u @ v)) / (np.linalg.norm(u) * np.linalg.norm(v))
+        if cos > np.sin(np.radians(MAX_CORNER_SKEW_DEG)):
+            return False
+    aspect = (sides[1] + sides[3]) / (sides[0] + sides[2])
+    return abs(aspect / (CARD_MM[1] / CARD_MM[0]) - 1) <= MAX_SIDE_MISMATCH
 
 
 def pose_from_quad(quad: Quad, score: float = 1.0, *, mirror: bool = False) -> TwilightPose:
@@ -352,6 +379,10 @@ def refine_quad(frame: np.ndarray, quad: Quad, template: np.ndarray, px_per_mm: 
     float32, at *px_per_mm*) with the frame around *quad* (TL, TR, BR, BL) over shifts
     up to *shift_mm*, the given turns (degrees) and then scales. Returns (quad, score)."""
     r, m = px_per_mm, shift_mm
+    # fine print and stripes (a purgatory's) would let the fit slip by a period: the
+    # outline and the big shapes place a card, so both sides are blurred alike
+    blur = REFINE_BLUR_MM * r
+    template = cv2.GaussianBlur(template, (0, 0), blur)
     w_mm, h_mm = CARD_MM
     card_mm = np.float32([(0, 0), (w_mm, 0), (w_mm, h_mm), (0, h_mm)])
     H = cv2.getPerspectiveTransform(card_mm, np.asarray(quad, np.float32))
@@ -366,7 +397,8 @@ def refine_quad(frame: np.ndarray, quad: Quad, template: np.ndarray, px_per_mm: 
                                     borderMode=cv2.BORDER_REPLICATE)
         if patch.ndim == 3:
             patch = cv2.cvtColor(patch, cv2.COLOR_BGR2GRAY)
-        res = cv2.matchTemplate(patch.astype(np.float32), template, cv2.TM_CCOEFF_NORMED)
+        patch = cv2.GaussianBlur(patch.astype(np.float32), (0, 0), blur)
+        res = cv2.matchTemplate(patch, template, cv2.TM_CCOEFF_NORMED)
         _, mx, _, loc = cv2.minMaxLoc(res)
         return mx, loc, turn, zoom, R
 

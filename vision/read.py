@@ -52,7 +52,7 @@ CENTRE_V_MM = (36.0, 100.0)
 #: and the margin (mm) left out at its edge (where the table or a neighbour shows).
 MATCH_PX_PER_MM = 1.25
 MATCH_MARGIN_MM = 2.5
-MATCH_BLUR_SIGMA = 1.0
+MATCH_BLUR_SIGMA = 1.5
 #: Misalignment (mm) searched each way for the SHIFT_CANDIDATES best-matching faces.
 SHIFT_MM = 1.6
 SHIFT_CANDIDATES = 8

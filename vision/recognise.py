@@ -67,6 +67,8 @@ class SideReading:
     cult: str | None
     quad: np.ndarray | None
     identity: Identity | None = None
+    #: correlation of the deck's generic face with the outline found (coarse, precise)
+    outline: tuple[float, float] = (0.0, 0.0)
 
 
 class Recogniser:
@@ -101,19 +103,21 @@ class Recogniser:
         self.timings["find_ms"] = self.timings.get("find_ms", 0.0) + (t2 - t1) * 1000
         if found is None:
             return SideReading(seat.value, None, 1.0, None, None)
-        corners, _strength, template = found
+        corners, strength, template = found
         quad = cv2.perspectiveTransform(corners.reshape(-1, 1, 2).astype(np.float64),
                                         H).reshape(4, 2).astype(np.float32)
-        quad, _fine = self.finder.refine(frame, quad, template)
+        quad, fine = self.finder.refine(frame, quad, template)
         ident = self.identify_quad(frame, quad)
         self.timings["match_ms"] = (self.timings.get("match_ms", 0.0)
                                     + (time.perf_counter() - t2) * 1000)
         if ident.upside_down:
             quad = np.roll(quad, 2, axis=0)
-        if ident.card_id == "unknown" and _strength < SURE_CARD_SCORE:
+        if ident.card_id == "unknown" and strength < SURE_CARD_SCORE:
             # weak outline and no face: more likely table, hand or shadow than a card
-            return SideReading(seat.value, None, 1.0 - _strength, None, None, ident)
-        return SideReading(seat.value, ident.card_id, ident.confidence, ident.cult, quad, ident)
+            return SideReading(seat.value, None, 1.0 - strength, None, None, ident,
+                               (strength, fine))
+        return SideReading(seat.value, ident.card_id, ident.confidence, ident.cult, quad, ident,
+                           (strength, fine))
 
     def rectify(self, frame: np.ndarray, quad: np.ndarray) -> np.ndarray:
         """The card inside *quad* (TL, TR, BR, BL) warped upright to the match size."""
