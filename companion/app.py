@@ -30,6 +30,65 @@ logger = logging.getLogger("twilight")
 
 #: Seconds between the watch loop's looks at a live camera when no frame came.
 FRAME_WAIT_S = 0.5
+#: Seconds of byte-identical frames after which a live camera counts as frozen
+#: (a working sensor never gives two equal pictures: it has noise).
+FROZEN_AFTER_S = 3.0
+#: A picture whose brightest sampled pixel is below this is black (lens covered, fault).
+BLACK_LEVEL = 24
+#: Frames of one new size in a row after which a camera's new size is taken as real.
+NEW_SIZE_FRAMES = 30
+#: Unreadable frames of a recording in a row after which it counts as ended.
+MAX_BAD_FRAMES = 100
+
+
+class FrameCheck:
+    """Frames not worth reading: corrupt (not a B,G,R picture of the camera's size),
+    black, or frozen. Nothing is played from such frames; the camera counts as lost.
+
+    >>> import numpy as np
+    >>> check = FrameCheck()
+    >>> check.problem(np.zeros((90, 160, 3), np.uint8), 0.0)
+    'black picture (lens covered or camera fault)'
+    """
+
+    def __init__(self, frozen_after: float = FROZEN_AFTER_S) -> None:
+        self.frozen_after = frozen_after
+        self.shape: tuple[int, ...] | None = None
+        self._other_shape: tuple[int, ...] | None = None
+        self._other_count = 0
+        self._sample: Any = None
+        self._same_since: float | None = None
+
+    def problem(self, image: Any, now: float) -> str | None:
+        import numpy as np
+
+        if (not isinstance(image, np.ndarray) or image.dtype != np.uint8 or image.ndim != 3
+                or image.shape[2] != 3 or min(image.shape[:2]) < 16):
+            kind = getattr(image, "dtype", type(image).__name__)
+            return f"corrupt frame ({kind}, shape {getattr(image, 'shape', None)})"
+        if self.shape is None:
+            self.shape = image.shape
+        elif image.shape != self.shape:
+            if image.shape == self._other_shape:
+                self._other_count += 1
+            else:
+                self._other_shape, self._other_count = image.shape, 1
+            if self._other_count < NEW_SIZE_FRAMES:
+                h, w = image.shape[:2]
+                return f"corrupt frame ({w}x{h}, expected {self.shape[1]}x{self.shape[0]})"
+            self.shape = image.shape  # the camera really changed its size
+        self._other_shape, self._other_count = None, 0
+        sample = image[::8, ::8]
+        if int(sample.max()) < BLACK_LEVEL:
+            self._sample, self._same_since = None, None
+            return "black picture (lens covered or camera fault)"
+        if self._sample is not None and np.array_equal(sample, self._sample):
+            since = self._same_since if self._same_since is not None else now
+            if now - since >= self.frozen_after:
+                return f"frozen picture (unchanged for {now - since:.0f} s)"
+            return None
+        self._sample, self._same_since = sample.copy(), now
+        return None
 
 
 @dataclass
@@ -83,6 +142,9 @@ class Companion:
         self.source: Any = None
         self.tracker: Any = None
         self.frames_seen = 0
+        self.check = FrameCheck()
+        self._feed_errors = 0
+        self._feed_failing = False
 
     # -- parts ------------------------------------------------------------------------------
     def start_camera(self) -> None:
@@ -159,12 +221,15 @@ class Companion:
     def health(self) -> dict[str, Any]:
         """What /healthz reports: camera, recognition, LEDs and the game log."""
         camera = "ok"
+        status = self.log.snapshot()["status"]
         if self.capture is not None:
             lost = self.capture.lost
             camera = f"lost: {lost}" if lost else ("ended" if self.capture.ended else "ok")
         elif self.source is None:
             camera = "none"
-        log_status = str(self.log.snapshot()["status"].get("log", "ok"))
+        if status.get("camera") == "lost" and not camera.startswith("lost"):
+            camera = f"lost: {status.get('camera_problem') or 'no good frames'}"
+        log_status = str(status.get("log", "ok"))
         leds = "none"
         if self.hardware is not None and self.hardware.lights is not None:
             leds = "simulated" if self.hardware.lights.simulated else "ok"
@@ -175,36 +240,84 @@ class Companion:
     # -- the watch loop -----------------------------------------------------------------------
     def frames(self) -> Any:
         """Every frame of a recording, or the newest frames of a live camera."""
-        from vision.sources import CameraLost, frames
+        from vision.sources import CameraLost, Frame
 
         if self.capture is None:
-            yield from frames(self.source)
+            yield from self._recorded_frames()
             return
         number = 0
+        base = 0  # frames before the camera was reopened: numbers keep counting on
         interval = watchdog_interval()
         last_ping = 0.0
         while not self.stop.is_set():
             try:
                 frame = self.capture.wait_newer(number, timeout=FRAME_WAIT_S)
             except CameraLost as exc:
-                self.log.set_status("camera", f"lost: {exc}")
+                self._camera_lost(str(exc))
                 if self.stop.wait(1.0):
                     return
                 self._restart_camera()
+                base += number
+                number = 0  # a reopened camera counts its frames from 1 again
                 continue
             if frame is None:
                 if self.capture.ended:
                     return
-                if self.capture.lost:
-                    self.log.set_status("camera", f"lost: {self.capture.lost}")
+                lost = self.capture.lost
+                if lost:
+                    self._camera_lost(lost)
                 continue
             number = frame.number
-            self.log.set_status("camera", "ok")
+            problem = self.check.problem(frame.image, frame.timestamp)
+            if problem:
+                self._camera_lost(problem)
+                continue
+            self._camera_ok()
             now = time.monotonic()
             if interval and now - last_ping > interval / 2:
                 notify("WATCHDOG=1")  # fed only while frames flow
                 last_ping = now
-            yield frame
+            yield Frame(frame.image, base + frame.number, frame.timestamp) if base else frame
+
+    def _recorded_frames(self) -> Any:
+        """Every frame of a recording; unreadable or broken frames are skipped."""
+        from vision.sources import Frame
+
+        number = bad = 0
+        while not self.stop.is_set():
+            try:
+                image = self.source.read()
+            except Exception as exc:  # one unreadable file must not end the watch
+                image, problem = None, f"unreadable frame: {exc}"
+            else:
+                if image is None:
+                    return
+                number += 1
+                problem = self.check.problem(image, time.monotonic())
+            if problem:
+                bad += 1
+                self._camera_lost(problem)
+                if bad >= MAX_BAD_FRAMES:
+                    logger.error("camera: %d bad frames in a row; the recording ends here", bad)
+                    return
+                continue
+            bad = 0
+            self._camera_ok()
+            yield Frame(image, number, time.monotonic())
+
+    def _camera_lost(self, reason: str) -> None:
+        """Page and LEDs show the camera lost (status ``lost``, the reason beside it);
+        the journal gets one line per loss, not one per frame."""
+        if self.log.snapshot()["status"].get("camera") != "lost":
+            logger.warning("camera lost: %s", reason)
+        self.log.set_status("camera_problem", reason)
+        self.log.set_status("camera", "lost")
+
+    def _camera_ok(self) -> None:
+        if self.log.snapshot()["status"].get("camera") == "lost":
+            logger.info("camera: frames again")
+            self.log.set_status("camera_problem", None)
+        self.log.set_status("camera", "ok")
 
     def _restart_camera(self) -> None:
         from vision.sources import LatestFrame, SourceError, open_source
@@ -213,6 +326,7 @@ class Companion:
             self.capture.close()
         except Exception:
             pass
+        self.check = FrameCheck(self.check.frozen_after)
         try:
             self.source = open_source(self.opts.source, self.opts.size)
             self.capture = LatestFrame(self.source).start()
@@ -230,10 +344,29 @@ class Companion:
                 break
             self.frames_seen += 1
             # C7 frame numbers count from 0, as the frame files of a recording do
-            self.tracker.feed(frame.number - 1, frame.image, self.expect, self.observe)
+            try:
+                self.tracker.feed(frame.number - 1, frame.image, self.expect, self.observe)
+                if self._feed_failing:
+                    self._feed_failing = False
+                    self.log.set_status("recognition", "ok")
+            except Exception as exc:  # one frame the tracker chokes on must not end scoring
+                self._feed_errors += 1
+                self._feed_failing = True
+                if self._feed_errors in (1, 10, 100) or self._feed_errors % 1000 == 0:
+                    logger.exception("recognition failed on frame %d (%d so far)",
+                                     frame.number - 1, self._feed_errors)
+                self.log.set_status("recognition", f"error: {exc}")
 
     def observe(self, obs: Any) -> None:
         """Put one tracker observation into the game log and the events file."""
+        try:
+            self._observe(obs)
+        except LogError as exc:  # disk full or read-only: shown, nothing half-written
+            logger.error("game log: %s", exc)
+            self.log.set_status("log", f"error: {exc}")
+            self.events.write({"type": "warning", "frame": obs.frame, "message": str(exc)})
+
+    def _observe(self, obs: Any) -> None:
         if obs.kind == "setup":
             snap = self.log.snapshot()
             if not snap["hand"]["plays"] or snap["hand"]["complete"]:
@@ -256,10 +389,7 @@ class Companion:
             self.log.refuse(obs.seat, obs.card, message, frame=obs.frame)
             self.events.write({"type": "warning", "frame": obs.frame, "message": message})
             return
-        except LogError as exc:
-            self.log.set_status("log", f"error: {exc}")
-            self.events.write({"type": "warning", "frame": obs.frame, "message": str(exc)})
-            return
+        self.log.set_status("log", "ok")
         self.events.write({"type": "play", "frame": obs.frame, "seat": obs.seat,
                            "card": obs.card})
         hand = snap["hand"]

@@ -91,6 +91,9 @@ class GameLog:
             directory.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise LogError(f"cannot create the data folder {directory}: {exc.strerror}") from None
+        if not os.access(directory, os.W_OK | os.X_OK):
+            raise LogError(f"the data folder {directory} is not writable (read-only, or "
+                           "owned by another user): the game log cannot be kept there")
         return cls(directory / DB_NAME, **kwargs)
 
     # -- storage ----------------------------------------------------------------------------
