@@ -44,6 +44,14 @@ MIN_TWILIGHT_SCORE = 0.45
 #: and its chroma and lightness as a ratio of the fill's (the light may be dim or bright).
 FILL_HUE_TOLERANCE_DEG = 25.0
 FILL_RATIO_RANGE = (0.4, 1.8)
+#: Hidden-card completion: how many of the largest fill-colour regions are tried, and
+#: the least area (as a fraction of the smallest card's squared height) worth it.
+PARTIAL_REGIONS = 4
+PARTIAL_MIN_AREA = 0.15
+#: ... and the least share of its pixels each of the two fill colours must have.
+PARTIAL_MIN_SHARE = 0.15
+#: How many of a stage's best candidates get the precise fit before the next stage.
+MAX_REFINED = 3
 #: Resolution (px/mm) of the verification warp.
 VERIFY_PX_PER_MM = 1.0
 #: Final, precise pass on the whole face: resolution, shifts, turns and scales searched.
@@ -169,10 +177,15 @@ def ring_holes(frame: np.ndarray, *, work_height: int = WORK_HEIGHT,
 
 
 def colour_regions(frame: np.ndarray, fills: tuple[np.ndarray, ...], *,
-                   work_height: int = COLOUR_WORK_HEIGHT) -> list[Quad]:
+                   work_height: int = COLOUR_WORK_HEIGHT,
+                   partial: tuple[float, float] | None = None) -> list[Quad]:
     """Quadrilateral regions of the Twilight card's fill colours (its four quarters
     together), as 4x2 quads in frame px: the second way to find the card, for tables
-    as light as its border."""
+    as light as its border.
+
+    With ``partial`` (the inner face's width and height, mm), regions cut by a hand
+    are completed instead: each is taken as the visible end of a card of that shape
+    whose width or length it shows in full (see :func:`_completions`)."""
     scale = min(1.0, work_height / frame.shape[0])
     small = frame
     if scale < 1.0:
@@ -182,6 +195,7 @@ def colour_regions(frame: np.ndarray, fills: tuple[np.ndarray, ...], *,
     b = lab[..., 2] - 128
     chroma = np.sqrt(a * a + b * b) + 1e-3
     mask = np.zeros(small.shape[:2], np.uint8)
+    each = []
     for fill in fills:
         fa, fb = float(fill[1]) - 128, float(fill[2]) - 128
         fc = max(float(np.hypot(fa, fb)), 1e-3)
@@ -192,6 +206,7 @@ def colour_regions(frame: np.ndarray, fills: tuple[np.ndarray, ...], *,
         near = ((cos_hue > np.cos(np.radians(FILL_HUE_TOLERANCE_DEG)))
                 & (ratio > FILL_RATIO_RANGE[0]) & (ratio < FILL_RATIO_RANGE[1])
                 & (light > FILL_RATIO_RANGE[0]) & (light < FILL_RATIO_RANGE[1]))
+        each.append(near)
         mask |= near.astype(np.uint8)
     mask = cv2.morphologyEx(mask * 255, cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8))
     mask = cv2.erode(mask, np.ones((3, 3), np.uint8))
@@ -199,6 +214,25 @@ def colour_regions(frame: np.ndarray, fills: tuple[np.ndarray, ...], *,
     h = small.shape[0]
     lo, hi = MIN_CARD_HEIGHT_FRACTION * h, MAX_CARD_HEIGHT_FRACTION * h
     quads = []
+    if partial is not None:
+        # a part of the Twilight card shows both its fill colours (the table or a card
+        # may show one); it is no longer than a card
+        tried = []
+        for contour in contours:
+            area = cv2.contourArea(contour)
+            (_, _), (rw, rh), _ = cv2.minAreaRect(contour)
+            if area < PARTIAL_MIN_AREA * lo * lo or max(rw, rh) > hi:
+                continue
+            region = np.zeros(mask.shape, np.uint8)
+            cv2.drawContours(region, [contour], -1, 1, -1)
+            inside = region.astype(bool)
+            share = min(float(e[inside].mean()) for e in each)
+            if share >= PARTIAL_MIN_SHARE:
+                tried.append((area, contour))
+        tried.sort(key=lambda t: -t[0])
+        for _, contour in tried[:PARTIAL_REGIONS]:
+            quads += [_grow(q, 1.0) / scale for q in _completions(contour, partial)]
+        return quads
     for contour in contours:
         (_, _), (rw, rh), _ = cv2.minAreaRect(contour)
         long_side, short_side = max(rw, rh), min(rw, rh)
@@ -212,6 +246,30 @@ def colour_regions(frame: np.ndarray, fills: tuple[np.ndarray, ...], *,
         # the erosion took a pixel off each side
         quads.append(_grow(_quad_of(hull), 1.0) / scale)
     return quads
+
+
+def _completions(contour: np.ndarray, inner_mm: tuple[float, float]) -> list[Quad]:
+    """Whole-card quads a partly hidden region may belong to: its minimum-area
+    rectangle's one side taken as the card's full width (or length), the card then
+    reaching out from either end of the other side."""
+    box = _clockwise(cv2.boxPoints(cv2.minAreaRect(contour)).astype(np.float32))
+    out = []
+    for k in (0, 1):
+        b = np.roll(box, -k, axis=0)
+        across, along = b[1] - b[0], b[3] - b[0]
+        n_across, n_along = float(np.linalg.norm(across)), float(np.linalg.norm(along))
+        if n_across < 3 or n_along < 3:
+            continue
+        for full, other in (inner_mm, inner_mm[::-1]):
+            length = n_across / full * other
+            if length < n_along * 0.95:
+                continue
+            unit = along / n_along
+            for start in (b[0], b[0] + along - unit * length):
+                quad = np.float32([start, start + across, start + across + unit * length,
+                                   start + unit * length])
+                out.append(_clockwise(quad))
+    return out
 
 
 def _grow(quad: Quad, px: float) -> Quad:
@@ -266,28 +324,28 @@ def verify(frame: np.ndarray, quad: Quad, model: TwilightModel) -> tuple[float, 
 def locate(frame: np.ndarray, model: TwilightModel, *, mirror: bool = False,
            min_score: float = MIN_TWILIGHT_SCORE) -> TwilightPose | None:
     """The Twilight card's pose in *frame* (BGR), or None when it is not seen."""
-    best: tuple[float, Quad] | None = None
-    # the light border first; the fill colours only when that finds nothing (a table
-    # as light as the border, or a hand breaking the border's ring)
-    for candidates in (ring_holes, lambda f: colour_regions(f, model.fills)):
-        for quad in candidates(frame):
-            score, ordered = verify(frame, quad, model)
-            if score >= min_score and (best is None or score > best[0]):
-                best = (score, ordered)
-        if best is not None:
-            break
-    if best is None:
-        return None
-    score, inner = best
-    H_inner = cv2.getPerspectiveTransform(model.inner_mm, inner.astype(np.float32))
+    # the light border first; the fill colours when that finds nothing (a table as
+    # light as the border, or a hand breaking the border's ring); last, regions a
+    # hand cut, completed to whole cards
+    inner = (CARD_MM[0] - 2 * model.inset_mm, CARD_MM[1] - 2 * model.inset_mm)
+    stages = (ring_holes, lambda f: colour_regions(f, model.fills),
+              lambda f: colour_regions(f, model.fills, partial=inner))
     w_mm, h_mm = CARD_MM
     outer_mm = np.float32([(0, 0), (w_mm, 0), (w_mm, h_mm), (0, h_mm)]).reshape(-1, 1, 2)
-    quad = cv2.perspectiveTransform(outer_mm, H_inner).reshape(4, 2)
-    quad, fine = refine_quad(frame, quad, model.fine, REFINE_PX_PER_MM, REFINE_SHIFT_MM,
-                             REFINE_TURNS_DEG, REFINE_SCALES)
-    if fine < min_score or not plausible(quad):
-        return None  # a hand over the card can leave a fragment that fits nothing well
-    return pose_from_quad(quad, min(score, fine), mirror=mirror)
+    for candidates in stages:
+        scored = sorted((verify(frame, quad, model) for quad in candidates(frame)),
+                        key=lambda c: -c[0])
+        for score, inner_quad in scored[:MAX_REFINED]:
+            if score < min_score:
+                break
+            H_inner = cv2.getPerspectiveTransform(model.inner_mm, inner_quad.astype(np.float32))
+            quad = cv2.perspectiveTransform(outer_mm, H_inner).reshape(4, 2)
+            quad, fine = refine_quad(frame, quad, model.fine, REFINE_PX_PER_MM,
+                                     REFINE_SHIFT_MM, REFINE_TURNS_DEG, REFINE_SCALES)
+            # a hand over the card can leave a fragment that fits nothing well
+            if fine >= min_score and plausible(quad):
+                return pose_from_quad(quad, min(score, fine), mirror=mirror)
+    return None
 
 
 def plausible(quad: Quad) -> bool:
