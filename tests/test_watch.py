@@ -17,6 +17,30 @@ from vision.movie import SimulatedTable
 from vision.tracker import TableTracker
 
 SIZE = (960, 540)
+_DECKS: dict[int, object] = {}
+
+
+def taught_deck(style: int):
+    """The built-in deck (style 0) needs no teaching; the second art style is
+    taught through `deck enrol` from one image per card, as a table would."""
+    if style == 0:
+        return None
+    if style not in _DECKS:
+        import tempfile
+        from pathlib import Path
+
+        import cv2
+
+        from companion.cards import CARD_IDS
+        from vision.deck_art import render_card
+        from vision.profile import enrol
+
+        folder = Path(tempfile.mkdtemp(prefix="deck-style-"))
+        for cid in (*CARD_IDS, "twilight", "sun-back", "moon-back"):
+            cv2.imwrite(str(folder / f"{cid}.png"), render_card(cid, style=style))
+        enrol(folder, folder / "profile")
+        _DECKS[style] = str(folder / "profile")
+    return _DECKS[style]
 
 
 def watch_movie(tmp_path, *, seed: int, style: int = 0, setup=None, **movie):
@@ -28,7 +52,7 @@ def watch_movie(tmp_path, *, seed: int, style: int = 0, setup=None, **movie):
     events_path = tmp_path / "events.jsonl"
     comp = Companion(Options(source="recording", events=str(events_path)), Config(), log)
     comp.source = table
-    comp.tracker = TableTracker(None)
+    comp.tracker = TableTracker(taught_deck(style))
     try:
         comp.watch()
     finally:

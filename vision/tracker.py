@@ -45,8 +45,9 @@ BUSY_FRACTION = 0.006
 REFERENCE_LEVEL = 10.0
 #: Quiet frames a zone needs after motion before it is read (at 10 fps: 0.3 s).
 SETTLE_FRAMES = 3
-#: Equal reads that confirm a new card.
+#: Equal reads that confirm a new card; one read at SURE_CONFIDENCE or more is enough.
 CONFIRM_READS = 2
+SURE_CONFIDENCE = 0.85
 #: Frames a confirmed card at a seat not on turn waits for the seat on turn (10 fps: 2 s).
 OUT_OF_TURN_WAIT = 20
 #: Score margin within which the rules may pick a legal card over an illegal best guess.
@@ -55,6 +56,9 @@ PRIOR_MARGIN = 0.08
 UNKNOWN_WARN_READS = 12
 #: Frames to wait before reading a side again that read "unknown" (10 fps: 0.4 s).
 UNKNOWN_RETRY_FRAMES = 4
+#: A named card read with less confidence than this counts as unknown: the tracker
+#: waits for a better look rather than guess (a wood grain rectangle is not a card).
+MIN_CONFIDENCE = 0.5
 #: Frames between attempts to find a lost Twilight card.
 LOCATE_EVERY = 5
 #: Share of the Twilight card's thumbnail pixels that must change to re-locate it.
@@ -124,6 +128,7 @@ class _Zone:
     waiting_since: int | None = None  # frame a confirmed out-of-turn card began to wait
     refused: str | None = None  # a card the rules refused, until the side changes
     unknown_reads: int = 0
+    moved: bool = False  # something moved here since the last settled read
     next_read: int = 0
     warned: bool = False
     scores: dict[str, float] = field(default_factory=dict)
@@ -245,6 +250,7 @@ class TableTracker:
         if busy:
             zone.quiet = 0
             zone.dirty = True
+            zone.moved = True
             zone.next_read = 0
             zone.waiting_since = None if zone.candidate is None else zone.waiting_since
             return
@@ -260,15 +266,24 @@ class TableTracker:
         reading = self.rec.read_side(frame, self.pose, zone.seat)
         self.readings[zone.seat] = reading
         card = reading.card_id
+        if card not in (None, "unknown") and reading.confidence < MIN_CONFIDENCE:
+            card = "unknown"
         if card == "unknown":
             zone.unknown_reads += 1
             zone.next_read = self.frame_no + UNKNOWN_RETRY_FRAMES
-            if zone.unknown_reads >= UNKNOWN_WARN_READS and not zone.warned:
-                zone.warned = True
-                emit(Observation("warning", self.frame_no, seat=zone.seat,
-                                 message=f"cannot read the card at {zone.seat}: "
-                                         "please check it lies flat and uncovered"))
-            return  # stay dirty: try again next frame
+            if zone.unknown_reads >= UNKNOWN_WARN_READS:
+                # Give up until the side changes again; tell the table if someone
+                # laid something here that cannot be read.
+                if zone.moved and not zone.warned:
+                    zone.warned = True
+                    emit(Observation("warning", self.frame_no, seat=zone.seat,
+                                     message=f"cannot read the card at {zone.seat}: "
+                                             "please check it lies flat and uncovered"))
+                zone.dirty = zone.moved = False
+                zone.unknown_reads = 0
+                assert zone.mask is not None
+                zone.reference = thumb[zone.mask].copy()
+            return  # stay dirty: try again shortly
         zone.unknown_reads = 0
         zone.warned = False
         card = self._with_prior(zone.seat, card, reading, expect)
@@ -276,9 +291,9 @@ class TableTracker:
             zone.candidate, zone.confirms = card, 1
         else:
             zone.confirms += 1
-        if zone.confirms < CONFIRM_READS:
+        if zone.confirms < CONFIRM_READS and reading.confidence < SURE_CONFIDENCE:
             return  # read again next frame
-        zone.dirty = False
+        zone.dirty = zone.moved = False
         assert zone.mask is not None
         zone.reference = thumb[zone.mask].copy()
         if card is None or card == zone.top or card in expect.played:
