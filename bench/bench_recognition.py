@@ -44,7 +44,8 @@ def accuracy(style: int, size: tuple[int, int], scenes: int) -> dict:
             pre = "covered_" if scene.occluded[seat.value] else ""
             if want is None:
                 c["empty"] += 1
-                c["empty_false"] += got is not None
+                c["empty_false"] += got not in (None, "unknown")
+                c["empty_unknown"] += got == "unknown"
             else:
                 c[pre + "sides"] += 1
                 c[pre + ("right" if got == want else "unknown" if got == "unknown"
@@ -62,6 +63,7 @@ def accuracy(style: int, size: tuple[int, int], scenes: int) -> dict:
         "card_missed": round(c["missed"] / sides, 4),
         "empty_sides": c["empty"],
         "false_cards_on_empty": c["empty_false"],
+        "unknown_on_empty": c["empty_unknown"],
         "covered_sides": c["covered_sides"],
         "covered_side_accuracy": round(c["covered_right"] / max(c["covered_sides"], 1), 4),
     }

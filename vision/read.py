@@ -64,6 +64,8 @@ MIN_MARGIN = 0.3
 #: Unweighted correlation with some face of the deck below which nothing counts as a
 #: card (wood grain between plank joints can fake a card's outline, not its face).
 MIN_PRESENCE = 0.3
+#: Correlation each quarter of the card must reach with the face named.
+MIN_QUARTER = 0.5
 #: How much better a face of the other cult than the colour's may match before the
 #: disagreement makes the card "unknown".
 MAX_CULT_DISAGREEMENT = 0.05
@@ -76,7 +78,9 @@ class Identity:
     """What a rectified card is: ``card_id`` (C1 id or ``"unknown"``), ``cult`` by colour
     (``None`` if undecided), ``confidence`` (0..1), ``score``/``margin`` of the match and
     ``upside_down`` (the face matched turned 180°), ``presence`` (correlation with the
-    most alike face of the deck, unweighted: is this a card of the deck at all)."""
+    most alike face of the deck, unweighted: is this a card of the deck at all),
+    ``colour`` (chroma-histogram overlap with the named face) and ``quarters`` (the
+    least correlation of a quarter of the card with the named face)."""
 
     card_id: str
     cult: str | None
@@ -86,6 +90,7 @@ class Identity:
     upside_down: bool
     presence: float = 1.0
     colour: float = 1.0
+    quarters: float = 1.0
 
 
 def _unit_rows(stack: np.ndarray) -> np.ndarray:
@@ -124,6 +129,9 @@ class CardMatcher:
                         for cid in self.ids]
         self.names = [cid.split("-", 1)[1] for cid in self.ids]
         self.cult_hist = profile.cult_hist
+        self.face_hist = [chroma_hist(cv2.resize(profile.faces[cid], self.size,
+                                                 interpolation=cv2.INTER_AREA),
+                                      px_per_mm=MATCH_PX_PER_MM) for cid in self.ids]
 
     def prepare(self, face_bgr: np.ndarray) -> np.ndarray:
         """A face (any size, upright, full card) as the gray, blurred core matched."""
@@ -135,6 +143,19 @@ class CardMatcher:
         gray = cv2.GaussianBlur(gray.astype(np.float32), (0, 0), MATCH_BLUR_SIGMA)
         m = self.margin_px - pad
         return gray[m:gray.shape[0] - m, m:gray.shape[1] - m]
+
+    def _quarters(self, seen: np.ndarray, index: int) -> float:
+        """The least correlation, over the card's four quarters, of *seen* (a core
+        window) with face *index* (either way up): 1 when all of the face shows."""
+        face = self.plain[index].reshape(self.core_shape)
+        h, w = self.core_shape
+        worst = 1.0
+        for ys in (slice(0, h // 2), slice(h // 2, h)):
+            for xs in (slice(0, w // 2), slice(w // 2, w)):
+                a = _unit_rows(seen[ys, xs][None])[0]
+                b = _unit_rows(face[ys, xs][None])[0]
+                worst = min(worst, float(a @ b))
+        return worst
 
     def identify(self, card_bgr: np.ndarray) -> Identity:
         """Name a rectified card image: portrait, :attr:`size` plus :attr:`pad` px on
@@ -152,6 +173,8 @@ class CardMatcher:
         windows = np.stack([gray[dy:dy + h, dx:dx + w] for dy in range(2 * p + 1)
                             for dx in range(2 * p + 1)])
         shifted = _unit_rows(_unit_rows(windows) * self.weight) @ self.templates[top].T
+        where = {int(t): int(np.argmax(shifted[:, j])) for j, t in enumerate(top)
+                 if shifted[:, j].max() > scores[t]}
         scores[top] = np.maximum(scores[top], shifted.max(axis=0))
         both = np.maximum(scores[:n], scores[n:])
         turned = scores[n:] > scores[:n]
@@ -186,13 +209,22 @@ class CardMatcher:
         shape_cult = self.cult_of[best_any]
         agree = (colour_cult is None or shape_cult is None or shape_cult == colour_cult
                  or both[best_any] - both[best] < MAX_CULT_DISAGREEMENT)
+        # every quarter of the card must look like that face: a hand or the table
+        # over part of it (or a fake outline) fails somewhere
+        i1 = best + (n if turned[best] else 0)
+        seen = windows[where[i1]] if i1 in where else gray[p:p + h, p:p + w]
+        quarters = self._quarters(seen, i1)
+        # how far its colours are that face's colours (reported, not decisive: a dark
+        # face on a dark cloth shares them)
+        face_hist = self.face_hist[best]
+        colour = float(np.minimum(hist, face_hist).sum()) if face_hist.sum() > 0 else 1.0
         ok = (score >= MIN_MATCH and margin >= MIN_MARGIN and agree
-              and presence >= MIN_PRESENCE and cid in CARD_IDS)
+              and presence >= MIN_PRESENCE and quarters >= MIN_QUARTER and cid in CARD_IDS)
         confidence = float(np.clip(min((score - MIN_MATCH) / (1 - MIN_MATCH),
                                        margin / (2 * MIN_MARGIN)), 0, 1)) if ok else 0.0
         return Identity(cid if ok else "unknown", colour_cult or self.cult_of[best],
                         confidence, score, margin, bool(turned[best]), presence,
-                        max(overlap.values()))
+                        colour, quarters)
 
 
 # -- finding the uppermost card in a zone ------------------------------------------------------
