@@ -115,17 +115,16 @@ def test_a_refused_card_is_a_warning_never_a_play(tmp_path) -> None:
     first = {}
 
     def north_leads(log: GameLog) -> None:
-        table = SimulatedTable(seed=61, size=SIZE, hands=1, realtime=False)
-        table.movie.render_images = False
-        for _ in range(400):
-            if table.read() is None or any(e["type"] == "play" for e in table.truth_events):
+        from vision.movie import HandMovie
+
+        movie = HandMovie(61, 0, SIZE, 10.0, hands=1, render=False)
+        for _ in movie.frames():
+            if any(e["type"] == "play" for e in movie.events):
                 break
-        play = next(e for e in table.truth_events if e["type"] == "play")
+        play = next(e for e in movie.events if e["type"] == "play")
         first.update(play)
         other = "north" if play["seat"] != "north" else "east"
-        log.setup(moon_seats=table.movie.moon_seats and [s.value for s in
-                                                          table.movie.moon_seats],
-                  leader=other)
+        log.setup(moon_seats=[s.value for s in movie.moon_seats], leader=other)
 
     events, truth, snap = watch_movie(tmp_path, seed=61, setup=north_leads)
     warnings = [e for e in events if e["type"] == "warning"]
