@@ -25,6 +25,7 @@ from companion.app import Companion, Options
 from companion.config import Config
 from companion.gamelog import GameLog
 from vision.movie import SimulatedTable
+from vision.sim_decks import taught_deck
 from vision.tracker import TableTracker
 
 SEED0 = 200_000
@@ -52,7 +53,7 @@ def watch_hand(seed: int, style: int, folder: Path) -> dict:
     events_path = folder / "events.jsonl"
     comp = Companion(Options(source="bench", events=str(events_path)), Config(), log)
     comp.source = table
-    tracker = _TimedTracker(None)
+    tracker = _TimedTracker(taught_deck(style))
     comp.tracker = tracker
     try:
         comp.watch()

@@ -14,35 +14,10 @@ from companion.app import Companion, Options
 from companion.config import Config
 from companion.gamelog import GameLog
 from vision.movie import SimulatedTable
+from vision.sim_decks import taught_deck
 from vision.tracker import TableTracker
 
 SIZE = (960, 540)
-_DECKS: dict[int, object] = {}
-
-
-def taught_deck(style: int):
-    """The built-in deck (style 0) needs no teaching; the second art style is
-    taught through `deck enrol` from one image per card, as a table would."""
-    if style == 0:
-        return None
-    if style not in _DECKS:
-        import tempfile
-        from pathlib import Path
-
-        import cv2
-
-        from companion.cards import CARD_IDS
-        from vision.deck_art import render_card
-        from vision.profile import enrol
-
-        folder = Path(tempfile.mkdtemp(prefix="deck-style-"))
-        for cid in (*CARD_IDS, "twilight", "sun-back", "moon-back"):
-            cv2.imwrite(str(folder / f"{cid}.png"), render_card(cid, style=style))
-        enrol(folder, folder / "profile")
-        _DECKS[style] = str(folder / "profile")
-    return _DECKS[style]
-
-
 def watch_movie(tmp_path, *, seed: int, style: int = 0, setup=None, **movie):
     table = SimulatedTable(seed=seed, style=style, size=SIZE, fps=10, hands=1,
                            realtime=False, **movie)
