@@ -10,16 +10,22 @@ are reported apart. Speed runs on one core (``cv2.setNumThreads(1)``).
 from __future__ import annotations
 
 import os
-import resource
-import time
-from collections import Counter
 
-import cv2
+# One core: numpy's BLAS must not spread the small matrix products over threads (it
+# only takes effect when numpy is not imported yet, as under `python -m bench recognition`).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from companion.cards import SEATS
-from vision.profile import builtin_profile
-from vision.recognise import Recogniser
-from vision.simulator import render_scene
+import resource  # noqa: E402
+import time  # noqa: E402
+from collections import Counter  # noqa: E402
+
+import cv2  # noqa: E402
+
+from companion.cards import SEATS  # noqa: E402
+from vision.profile import builtin_profile  # noqa: E402
+from vision.recognise import Recogniser  # noqa: E402
+from vision.simulator import render_scene  # noqa: E402
 
 SEED0 = 100_000
 SIZES = ((1280, 720), (640, 480))
@@ -77,16 +83,18 @@ def speed(images: int) -> dict:
     rec = Recogniser(builtin_profile(0))  # cold: profile from the disk cache, features built
     t_init = time.perf_counter() - t0
     stages: Counter = Counter()
-    t1 = time.perf_counter()
+    t1, c1 = time.perf_counter(), time.process_time()
     for frame in frames:
         rec.recognise(frame)
         stages.update(rec.timings)
-    t_batch = time.perf_counter() - t1
+    t_batch, c_batch = time.perf_counter() - t1, time.process_time() - c1
     rss1 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return {
         "images": images,
         "startup_s": round(t_init, 3),
         "images_per_s_1280x720_one_core": round(images / t_batch, 2),
+        "images_per_cpu_s_1280x720": round(images / c_batch, 2),
+        "load_average_1min": round(os.getloadavg()[0], 2),
         "stage_ms_mean": {k: round(v / images, 2) for k, v in stages.items()},
         "peak_rss_mb": round(rss1 / 1024, 1),
         "rss_growth_mb": round((rss1 - rss0) / 1024, 1),

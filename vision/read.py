@@ -28,8 +28,8 @@ from vision.profile import CARD_MM, DeckProfile, chroma_hist
 ZONE_PX_PER_MM = 0.35
 #: Turns of a side card away from its seat's direction that are searched (degrees),
 #: how many edge-orientation peaks are tried, and the fine steps around the best.
-MAX_TURN_DEG = 26.0
-TURN_STEP_DEG = 5.0
+MAX_TURN_DEG = 24.0
+TURN_STEP_DEG = 8.0
 TURN_CANDIDATES = 3
 FINE_TURN_STEPS_DEG = (-2.0, 2.0)
 #: A face correlating less than this with its cult's mean face gets its own template.
