@@ -17,8 +17,12 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import resource  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
 import time  # noqa: E402
 from collections import Counter  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 import cv2  # noqa: E402
 
@@ -101,6 +105,34 @@ def speed(images: int) -> dict:
     }
 
 
+def cli(images: int) -> dict:
+    """`twilight-companion recognise` on *images* saved frames, pinned to one core:
+    cold (a new process: imports, built-in profile from its cache), whole batch."""
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = []
+        for i in range(images):
+            path = Path(tmp) / f"frame-{i:04d}.png"
+            cv2.imwrite(str(path), render_scene(SEED0 + 60_000 + i).image)
+            paths.append(str(path))
+        pin = (lambda: os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})) \
+            if hasattr(os, "sched_setaffinity") else None
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.perf_counter()
+        run = subprocess.run([sys.executable, "-m", "companion", "recognise", *paths],
+                             capture_output=True, text=True, preexec_fn=pin, check=False)
+        wall = time.perf_counter() - t0
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    lines = run.stdout.splitlines()
+    return {
+        "images": images,
+        "exit_status": run.returncode,
+        "lines": len(lines),
+        "images_per_s_cold_one_core": round(images / wall, 2),
+        "cpu_s": round((after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime), 2),
+        "peak_rss_mb": round(after.ru_maxrss / 1024, 1),
+    }
+
+
 def main() -> dict:
     scenes = int(os.environ.get("BENCH_SCENES", "500"))
     figures: dict = {"accuracy": {}}
@@ -109,6 +141,9 @@ def main() -> dict:
             key = f"style{style}_{size[0]}x{size[1]}"
             figures["accuracy"][key] = accuracy(style, size, scenes)
             print(key, figures["accuracy"][key], flush=True)
-    figures["speed"] = speed(int(os.environ.get("BENCH_SPEED_IMAGES", "100")))
+    n = int(os.environ.get("BENCH_SPEED_IMAGES", "100"))
+    figures["speed"] = speed(n)
     print("speed", figures["speed"], flush=True)
+    figures["cli"] = cli(n)
+    print("cli", figures["cli"], flush=True)
     return figures
