@@ -13,6 +13,7 @@ from __future__ import annotations
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
+    from typing import Any
 
 
 class UnknownName(ValueError):
@@ -42,20 +43,23 @@ class _Members(type):
         return len(cls._members)
 
     def _make(cls, names: dict[str, str]) -> None:
-        members = []
+        members: list[Any] = []
         for name, value in names.items():
-            member = object.__new__(cls)
+            member: Any = object.__new__(cls)  # type: ignore[arg-type]
             object.__setattr__(member, "name", name)
             object.__setattr__(member, "value", value)
             object.__setattr__(member, "index", len(members))
             setattr(cls, name, member)
             members.append(member)
         cls._members = tuple(members)
-        cls._by_value = {m.value: m for m in members}  # type: ignore[attr-defined]
+        cls._by_value = {m.value: m for m in members}
 
 
 class _Member(metaclass=_Members):
     __slots__ = ("name", "value", "index", "__dict__")
+    name: str
+    value: str
+    index: int
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}.{self.name}"
@@ -208,7 +212,7 @@ class Card:
 
 
 def _build() -> tuple[Card, ...]:
-    cards = []
+    cards: list[Card] = []
     for cult in (Cult.SUN, Cult.MOON):
         for name, (kind, rank, souls, shrine) in _NAMES.items():
             cards.append(Card(cult, name, kind, rank, souls, shrine, 1 << len(cards)))

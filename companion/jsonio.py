@@ -36,7 +36,7 @@ class _Context:
         return {"-Infinity": float("-inf"), "Infinity": float("inf"), "NaN": float("nan")}[name]
 
 
-_scan = _json.make_scanner(_Context()) if _json is not None else None
+_scan = _json.make_scanner(_Context()) if _json is not None else None  # type: ignore[arg-type]
 
 
 def loads(text: str) -> Any:
