@@ -187,3 +187,13 @@ def test_latest_frame_recorded_source_ends(tmp_path):
         last = frame.number
     assert shared.ended and shared.lost is None and last == 3
     shared.close()
+
+
+def test_demo_source_is_the_simulated_table_behind_latest_frame():
+    src = sources.open_source("demo", size=(320, 240), seed=1, hands=1)
+    assert src.live and src.name == "demo"
+    with sources.LatestFrame(src) as shared:
+        first = shared.wait_newer(0, timeout=10.0)
+        second = shared.wait_newer(first.number, timeout=10.0)
+    assert first.image.shape == (240, 320, 3) and first.image.dtype == np.uint8
+    assert second.number > first.number and second.timestamp >= first.timestamp
