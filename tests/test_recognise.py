@@ -82,6 +82,7 @@ def test_per_side_reading_and_timings():
     reading = rec.read_side(scene.image, pose, "north")
     assert reading.card_id == "moon-hierarch" and reading.cult == "moon"
     assert reading.quad.shape == (4, 2) and 0 < reading.confidence <= 1
+    assert set(rec.side_ms) == {"zone_ms", "find_ms", "match_ms"}
     assert rec.read_side(scene.image, pose, "west").card_id is None
     rec.recognise(scene.image)
     assert {"locate_ms", "find_ms", "match_ms", "total_ms"} <= set(rec.timings)

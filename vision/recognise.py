@@ -6,23 +6,31 @@
 >>> result["sides"]["north"]                       # doctest: +SKIP
 'moon-hierarch'
 
-``Recogniser(profile, mirror=False)``
-    ``.locate(frame) -> TwilightPose | None``
-        the Twilight card: ``quad`` (TL, TR, BR, BL of its upright art; edges 0-1 and
-        2-3 are moon sides), ``moon_seats``, ``side_seat`` (seat each side faces),
-        ``angle``, ``score``.
-    ``.read_side(frame, pose, seat) -> SideReading``
-        the uppermost card at one side: ``card_id`` (C1 id, ``"unknown"`` or None when
-        no card lies there), ``confidence`` 0..1, ``cult`` by colour, ``quad`` (frame
-        px) — cheap enough to re-read only the side where something changed.
-    ``.recognise(frame, image_name=None) -> dict``
-        the C6 line as a dict; ``.last_readings`` keeps the SideReadings and
-        ``.timings`` the milliseconds of each stage of the last call.
-    ``.identify_card(image) -> Identity``
-        one card alone (``recognise --card``): any turn, light margin allowed.
-``annotate(frame, result_or_readings) -> image`` in :mod:`vision.annotate` draws it.
+``Recogniser(profile, mirror=False)`` — build once (tens of ms), use for every frame:
 
-Frames are B,G,R ``uint8`` arrays (what :mod:`vision.sources` gives).
+``.locate(frame) -> TwilightPose | None``
+    the Twilight card: ``quad`` (TL, TR, BR, BL of its upright art; edges 0-1 and 2-3
+    are its moon sides), ``homography`` (card mm -> frame px), ``moon_seats``,
+    ``side_seat`` (the seat each side 0 top, 1 right, 2 bottom, 3 left faces),
+    ``angle`` and ``score``. None when it is not seen (or too much of it is covered).
+``.read_side(frame, pose, seat) -> SideReading``
+    the uppermost card at one side: ``card_id`` (C1 id, ``"unknown"`` when a card lies
+    there that cannot be named surely, None when none lies there), ``confidence``
+    0..1, ``cult`` by colour, ``quad`` (frame px, the card's own TL, TR, BR, BL),
+    ``identity`` (the match's evidence) and ``outline`` scores. Costs a few ms, so a
+    tracker can re-read only the side where something changed; ``.side_ms`` holds
+    the stages of the last call (``zone_ms``, ``find_ms``, ``match_ms``).
+``.recognise(frame, image_name=None) -> dict``
+    the C6 line as a dict (plus per-side ``confidence``); ``.last_pose`` and
+    ``.last_readings`` keep what was found, ``.timings`` the stages in ms
+    (``locate_ms``, summed ``zone_ms``/``find_ms``/``match_ms``, ``total_ms``).
+``.identify_card(image) -> Identity``
+    one card alone (``recognise --card``): any turn, light background margin allowed.
+
+:func:`vision.annotate.annotate(frame, pose, readings)` draws what was found.
+Frames are B,G,R ``uint8`` arrays (what :mod:`vision.sources` gives). The rules
+(R3: which cult belongs at a side) are deliberately not used here: a card of the
+wrong cult is reported as what it is, so the rules can refuse it (R9).
 """
 
 from __future__ import annotations
@@ -81,6 +89,7 @@ class Recogniser:
         self.matcher = CardMatcher(profile)
         self.finder = CardFinder(profile, ZONE_PX_PER_MM)
         self.timings: dict[str, float] = {}
+        self.side_ms: dict[str, float] = {}
         self.last_readings: dict[str, SideReading] = {}
         self.last_pose: TwilightPose | None = None
 
@@ -89,8 +98,10 @@ class Recogniser:
         return _locate.locate(frame, self.twilight, mirror=self.mirror)
 
     def read_side(self, frame: np.ndarray, pose: TwilightPose, seat: Seat | str) -> SideReading:
+        """The uppermost card at *seat*'s side of the Twilight card (see module doc)."""
         seat = Seat.parse(seat) if isinstance(seat, str) else seat
         side = pose.seat_side(seat)
+        self.side_ms = {"zone_ms": 0.0, "find_ms": 0.0, "match_ms": 0.0}
         t0 = time.perf_counter()
         H = _locate.zone_homography(pose, side, ZONE_PX_PER_MM)
         size = _locate.zone_size(ZONE_PX_PER_MM)
@@ -99,8 +110,8 @@ class Recogniser:
         t1 = time.perf_counter()
         found = self.finder.find(zone)
         t2 = time.perf_counter()
-        self.timings["zone_ms"] = self.timings.get("zone_ms", 0.0) + (t1 - t0) * 1000
-        self.timings["find_ms"] = self.timings.get("find_ms", 0.0) + (t2 - t1) * 1000
+        self._add_ms("zone_ms", t1 - t0)
+        self._add_ms("find_ms", t2 - t1)
         if found is None:
             return SideReading(seat.value, None, 1.0, None, None)
         corners, strength, template = found
@@ -108,8 +119,7 @@ class Recogniser:
                                         H).reshape(4, 2).astype(np.float32)
         quad, fine = self.finder.refine(frame, quad, template)
         ident = self.identify_quad(frame, quad)
-        self.timings["match_ms"] = (self.timings.get("match_ms", 0.0)
-                                    + (time.perf_counter() - t2) * 1000)
+        self._add_ms("match_ms", time.perf_counter() - t2)
         if ident.upside_down:
             quad = np.roll(quad, 2, axis=0)
         if ident.card_id == "unknown" and strength < SURE_CARD_SCORE:
@@ -118,6 +128,10 @@ class Recogniser:
                                (strength, fine))
         return SideReading(seat.value, ident.card_id, ident.confidence, ident.cult, quad, ident,
                            (strength, fine))
+
+    def _add_ms(self, key: str, seconds: float) -> None:
+        self.side_ms[key] = seconds * 1000
+        self.timings[key] = self.timings.get(key, 0.0) + seconds * 1000
 
     def rectify(self, frame: np.ndarray, quad: np.ndarray) -> np.ndarray:
         """The card inside *quad* (TL, TR, BR, BL) warped upright to the match size."""
