@@ -68,9 +68,11 @@ def test_recognise_card_any_turn(tmp_path, capsys, style1_deck, style):
         cv2.imwrite(str(path), _photo(cid, style, angle=37 * i + 15))
         paths.append(str(path))
     deck = [] if style == 0 else ["--deck", str(style1_deck)]
-    assert main(["recognise", "--card", *deck, *paths]) == 0
+    out = tmp_path / "ann"
+    assert main(["recognise", "--card", *deck, *paths, "--annotate", str(out)]) == 0
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert [x["card"] for x in lines] == ids
+    assert sorted(p.name for p in out.iterdir()) == sorted(f"{cid}.png" for cid in ids)
 
 
 def test_enrol_missing_card_names_it_and_writes_nothing(tmp_path, capsys):

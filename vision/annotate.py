@@ -41,14 +41,19 @@ def _label(img: np.ndarray, text: str, at, colour, scale: float) -> None:
 
 
 def annotate(frame: np.ndarray, pose: TwilightPose | None,
-             readings: Mapping[str, object] | None = None) -> np.ndarray:
+             readings: Mapping[str, object] | None = None, *, card: bool = False
+             ) -> np.ndarray:
     """A copy of *frame* with the Twilight card, its zones and the side cards drawn.
 
     *readings* maps seat names to :class:`~vision.recognise.SideReading` (anything
-    with ``card_id``, ``confidence`` and ``quad``)."""
+    with ``card_id``, ``confidence`` and ``quad``). With ``card`` the frame is one card
+    alone (``recognise --card``) and only the readings are drawn."""
     img = frame.copy() if frame.ndim == 3 else cv2.cvtColor(frame, cv2.COLOR_GRAY2BGR)
     scale = max(0.4, img.shape[0] / 1400)
     thick = max(1, round(img.shape[0] / 360))
+    if card:
+        _readings(img, readings, scale, thick)
+        return img
     if pose is None:
         _label(img, "Twilight card not found", (img.shape[1] // 2, 30), MISSING_COLOUR, scale * 1.4)
         return img
@@ -65,6 +70,12 @@ def annotate(frame: np.ndarray, pose: TwilightPose | None,
         at = centre + (mid - centre) * 0.6
         moon = side in (0, 2)
         _label(img, seat.value[0].upper(), at, MOON_COLOUR if moon else TWILIGHT_COLOUR, scale)
+    _readings(img, readings, scale, thick)
+    return img
+
+
+def _readings(img: np.ndarray, readings: Mapping[str, object] | None, scale: float,
+              thick: int) -> None:
     for seat, reading in (readings or {}).items():
         quad = getattr(reading, "quad", None)
         card_id = getattr(reading, "card_id", None)
@@ -75,4 +86,3 @@ def annotate(frame: np.ndarray, pose: TwilightPose | None,
         conf = getattr(reading, "confidence", 0.0)
         _label(img, f"{seat}: {card_id} {conf:.2f}", np.asarray(quad).mean(axis=0), colour,
                scale)
-    return img

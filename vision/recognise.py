@@ -180,7 +180,13 @@ class Recogniser:
             quad = np.float32([(0, 0), (w, 0), (w, h), (0, h)])
             if w > h:
                 quad = np.roll(quad, 1, axis=0)
-        return self.identify_quad(image, quad)
+        ident = self.identify_quad(image, quad)
+        if ident.upside_down:
+            quad = np.roll(quad, 2, axis=0)
+        self.last_pose = None
+        self.last_readings = {"card": SideReading("card", ident.card_id, ident.confidence,
+                                                  ident.cult, quad, ident)}
+        return ident
 
 
 def card_outline(image: np.ndarray) -> np.ndarray | None:
@@ -242,8 +248,7 @@ def run(args) -> int:
         if out_dir is not None:
             from vision.annotate import annotate
 
-            drawn = annotate(frame, rec.last_pose if not args.card else None,
-                             rec.last_readings if not args.card else {})
+            drawn = annotate(frame, rec.last_pose, rec.last_readings, card=args.card)
             cv2.imwrite(str(out_dir / (Path(name).stem + ".png")), drawn)
     return 2 if failed else 0
 
