@@ -29,6 +29,10 @@ def command() -> list[str]:
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "companion"]
 
 
+#: ``serve`` with the ``paced:FOLDER:FPS`` camera (a recording at a human pace).
+PACED = [sys.executable, str(ROOT / "tests" / "fakes" / "paced_serve.py")]
+
+
 def recording(tmp_path_factory: Any, *, seed: int = 31, size: str = "640x360",
               hands: int = 1) -> Path:
     """A recorded hand movie (frame-NNNNNN.jpg + truth.jsonl), rendered once a session."""
@@ -128,11 +132,12 @@ class Serve:
 
     def __init__(self, data: Path, config: Path, *, port: int | None = None,
                  args: tuple[str, ...] = ("serve",), env: dict[str, str] | None = None,
-                 log: Path | None = None) -> None:
+                 log: Path | None = None, program: list[str] | None = None) -> None:
         self.data = data
         self.port = port or free_port()
         self.out = log or data.parent / f"serve-{self.port}.out"
-        self.args = [*command(), *args, "--data", str(data), "--port", str(self.port)]
+        self.args = [*(program or command()), *args, "--data", str(data),
+                     "--port", str(self.port)]
         if "--config" not in args:
             self.args += ["--config", str(config)]
         full_env = {**os.environ, "GPIOZERO_PIN_FACTORY": "mock", "PYTHONUNBUFFERED": "1",

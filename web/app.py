@@ -28,7 +28,7 @@ DEFAULT_THREADS = 24
 DEFAULTS: dict[str, Any] = {
     "SSE_LIFETIME": 55.0,        # seconds one event stream lives before the page reconnects
     "SSE_HEARTBEAT": 10.0,       # seconds between heartbeat comments
-    "SSE_MAX_STREAMS": DEFAULT_THREADS - 6,  # open streams; the rest of the pages poll
+    "SSE_MAX_STREAMS": DEFAULT_THREADS - 4,  # open streams (20 phones); the rest poll
     "PIN_FAIL_SLEEP": 0.3,       # a short pause on each wrong PIN (never long)
     "MAX_CONTENT_LENGTH": 64 * 1024,
     "SESSION_COOKIE_NAME": "twilight_session",
