@@ -6,6 +6,10 @@
 ``simulate`` frame folder) as a live camera at FPS frames a second — a table that
 plays at a human pace, through the real capture thread, frame checks, tracker, game
 log, LEDs and web page. Every other source is the real ``open_source``.
+
+With ``TWILIGHT_TRUTH_OUT=PATH`` in the environment, the simulator of ``demo``
+writes its truth (C7 events, hand records) to PATH as JSON when the run ends and
+every 20 s meanwhile, so a long demo can be checked against it.
 """
 
 from __future__ import annotations
@@ -22,12 +26,42 @@ import vision.sources as sources  # noqa: E402
 _real_open_source = sources.open_source
 
 
+def _dump_truth(source, path: str) -> None:
+    import json
+    import os
+
+    table = source.table
+    tmp = f"{path}.tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump({"events": list(table.truth_events),
+                   "hand_records": list(table.hand_records)}, fh)
+    os.replace(tmp, path)
+
+
 def open_source(spec, size=sources.DEFAULT_SIZE, **options):
+    import atexit
+    import os
+    import threading
+
     text = str(spec)
     if text.startswith("paced:"):
         folder, _, fps = text[len("paced:"):].rpartition(":")
         return FaultyCamera(folder, [], fps=float(fps))
-    return _real_open_source(spec, size, **options)
+    source = _real_open_source(spec, size, **options)
+    out = os.environ.get("TWILIGHT_TRUTH_OUT")
+    if text == "demo" and out:
+        atexit.register(_dump_truth, source, out)
+
+        def every_while() -> None:
+            while True:
+                threading.Event().wait(20)
+                try:
+                    _dump_truth(source, out)
+                except (OSError, RuntimeError, ValueError):
+                    pass
+
+        threading.Thread(target=every_while, daemon=True).start()
+    return source
 
 
 sources.open_source = open_source

@@ -1,0 +1,215 @@
+"""``make soak`` (``python -m bench.soak``): the long versions of the issue-9 tests.
+
+Each part is bounded in time and writes its figures (or what failed) to
+``bench/results/soak.json``; the tests' own helpers do the work, so the soak
+checks exactly what ``make test`` checks, only longer:
+
+- ``kills``  ``serve`` SIGKILLed 100 times during a recorded hand (tests/test_reliability);
+- ``http``   2500 hypothesis-fuzzed requests over every route (tests/test_fuzz);
+- ``score``  2500 fuzzed hand/match records into ``score`` (tests/test_fuzz);
+- ``load``   20 phones on the live page for 10 minutes (tests/test_load), loopback only;
+- ``demo``   ``demo`` for 200 hands (or ``SOAK_DEMO_MINUTES``, default 60): hand scores
+  against the simulator's truth, resident memory growth (goal ≤ 5 MB).
+
+``python -m bench.soak [PART ...]`` runs only the parts named. Environment:
+``SOAK_KILLS`` (100), ``SOAK_REQUESTS`` (2500), ``SOAK_RECORDS`` (2500),
+``SOAK_LOAD_MINUTES`` (10), ``SOAK_DEMO_HANDS`` (200), ``SOAK_DEMO_MINUTES`` (60),
+``SOAK_DEMO_SPEED`` (4).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from bench.__main__ import write_results  # noqa: E402
+
+CACHE = ROOT / "bench" / "results" / "tmp" / "soak"
+
+
+def _env(name: str, default: float) -> float:
+    return float(os.environ.get(name, default))
+
+
+class _Base:
+    """What tests' ``recording()`` needs of pytest's tmp_path_factory: a cache folder."""
+
+    def getbasetemp(self) -> Path:
+        CACHE.mkdir(parents=True, exist_ok=True)
+        return CACHE
+
+
+def _work(name: str) -> Path:
+    return Path(tempfile.mkdtemp(prefix=f"soak-{name}-"))
+
+
+def part_kills() -> dict:
+    from serve_helpers import recording
+    from test_reliability import power_cuts
+
+    hand = recording(_Base())
+    return power_cuts(_work("kills"), hand, int(_env("SOAK_KILLS", 100)), seed=2026)
+
+
+def part_http() -> dict:
+    from test_fuzz import fuzz_http
+
+    n = int(_env("SOAK_REQUESTS", 2500))
+    counts = fuzz_http(_work("http") / "data", n)
+    return {"requests": sum(counts.values()), "by_status": dict(sorted(counts.items())),
+            "5xx": sum(v for k, v in counts.items() if k.startswith("5"))}
+
+
+def part_score() -> dict:
+    from test_fuzz import fuzz_score
+
+    n = int(_env("SOAK_RECORDS", 2500))
+    counts = fuzz_score(_work("score"), n)
+    return {"records": sum(counts.values()), "exit_0": counts["0"], "exit_2": counts["2"],
+            "tracebacks": 0}
+
+
+def part_load() -> dict:
+    from serve_helpers import PACED, Serve, recording, write_config
+    from test_load import check_load, phones_on_the_page
+
+    minutes = _env("SOAK_LOAD_MINUTES", 10)
+    movie = recording(_Base(), seed=41, hands=10)  # ~10 minutes of play at 15 fps
+    work = _work("load")
+    config = write_config(work / "serve.toml", f"paced:{movie}:15")
+    with Serve(work / "data", config, program=PACED) as serve:
+        serve.wait_ready()
+        rss_start = _rss_mb(serve.proc.pid)
+        figures = phones_on_the_page(serve, 20, minutes * 60)
+        figures["rss_start_mb"] = round(rss_start, 1)
+        figures["rss_end_mb"] = round(_rss_mb(serve.proc.pid), 1)
+        figures["exit_status"] = serve.stop()
+    try:
+        check_load(figures)
+        figures["ok"] = True
+    except AssertionError as exc:
+        figures["ok"] = False
+        figures["failed"] = str(exc)[:400]
+    return figures
+
+
+def _rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def _get(port: int, path: str) -> dict:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as resp:
+        return json.loads(resp.read())
+
+
+def _logged_hand_scores(data: Path) -> list[dict]:
+    from companion.gamelog import GameLog
+
+    log = GameLog.open(data)
+    try:
+        return [h["score"] for m in log.matches() for h in m["hands"]]
+    finally:
+        log.close()
+
+
+def part_demo() -> dict:
+    from serve_helpers import PACED, free_port
+
+    hands = int(_env("SOAK_DEMO_HANDS", 200))
+    minutes = _env("SOAK_DEMO_MINUTES", 60)
+    speed = _env("SOAK_DEMO_SPEED", 4)
+    work = _work("demo")
+    truth_file = work / "truth.json"
+    config = work / "demo.toml"
+    config.write_text("[camera]\nwidth = 640\nheight = 360\n")
+    port = free_port()
+    env = {**os.environ, "TWILIGHT_TRUTH_OUT": str(truth_file),
+           "GPIOZERO_PIN_FACTORY": "mock"}
+    env.pop("NOTIFY_SOCKET", None)
+    args = [*PACED, "demo", "--data", str(work / "data"), "--port", str(port),
+            "--config", str(config), "--hands", str(hands), "--seed", "7",
+            "--speed", str(speed)]
+    samples: list[tuple[float, float, int]] = []  # (minutes, rss MB, hands done)
+    t0 = time.monotonic()
+    with open(work / "demo.out", "wb") as out:
+        proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=ROOT)
+        try:
+            while proc.poll() is None and time.monotonic() - t0 < minutes * 60:
+                time.sleep(5)
+                try:
+                    done = sum(m["hand_count"] for m in _get(port, "/api/matches")["matches"])
+                except (OSError, KeyError, TypeError, ValueError):
+                    continue
+                samples.append((round((time.monotonic() - t0) / 60, 2),
+                                round(_rss_mb(proc.pid), 1), done))
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+            rc = proc.wait(60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    truth = json.loads(truth_file.read_text()) if truth_file.exists() else {"events": []}
+    truth_scores = [e["score"] for e in truth["events"] if e["type"] == "hand"]
+    logged = _logged_hand_scores(work / "data")
+    compared = min(len(truth_scores), len(logged))
+    wrong = sum(a != b for a, b in zip(truth_scores, logged, strict=False))
+    warm = next((s for s in samples if s[2] >= 1), samples[0] if samples else None)
+    end = samples[-1] if samples else None
+    return {
+        "command": " ".join(["twilight-companion", *args[2:]]),
+        "exit_status": rc, "minutes": round((time.monotonic() - t0) / 60, 1),
+        "hands_goal": hands, "hands_logged": len(logged), "hands_in_truth": len(truth_scores),
+        "hand_scores_compared": compared, "wrong_hand_scores": wrong,
+        "rss_after_first_hand_mb": warm[1] if warm else None,
+        "rss_end_mb": end[1] if end else None,
+        "rss_growth_mb": round(end[1] - warm[1], 1) if warm and end else None,
+        "rss_peak_mb": max((s[1] for s in samples), default=None),
+        "goal_growth_mb": 5,
+        "samples_every_5s": samples[:: max(1, len(samples) // 40)],
+    }
+
+
+PARTS = {"kills": part_kills, "http": part_http, "score": part_score, "load": part_load,
+         "demo": part_demo}
+
+
+def main(argv: list[str]) -> int:
+    names = argv or list(PARTS)
+    results_file = ROOT / "bench" / "results" / "soak.json"
+    figures: dict = {}
+    if results_file.exists():  # keep the figures of parts not run this time
+        figures = json.loads(results_file.read_text()).get("figures", {})
+    failed = 0
+    for name in names:
+        print(f"== soak {name}", flush=True)
+        t0 = time.monotonic()
+        try:
+            result = PARTS[name]()
+        except Exception as exc:  # noqa: BLE001 - a failed part is a figure too
+            failed += 1
+            result = {"failed": f"{type(exc).__name__}: {exc}"[:800],
+                      "where": traceback.format_exc(limit=3)[-800:]}
+        result["part_seconds"] = round(time.monotonic() - t0, 1)
+        result["command"] = result.get("command", f"python -m bench.soak {name}")
+        figures[name] = result
+        print(json.dumps(result, indent=1)[:3000], flush=True)
+        write_results("soak", figures)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
