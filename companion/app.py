@@ -472,7 +472,14 @@ def _run(opts: Options, config: Config, *, serve_web: bool, console: bool) -> in
         app.start_tracker()
         if serve_web:
             app.start_leds()
-            app.start_web()
+            try:
+                app.start_web()
+            except (OSError, ValueError) as exc:  # port taken, no such address, data folder
+                reason = getattr(exc, "strerror", None) or str(exc)
+                where = getattr(exc, "filename", None)
+                print(f"twilight-companion: cannot serve the page on {opts.host}:{opts.port}: "
+                      f"{reason}{f' ({where})' if where else ''}", file=sys.stderr)
+                return 1
         print(f"game log: {log.path}", flush=True)
         notify("READY=1", "STATUS=watching the table")
         app.watch()

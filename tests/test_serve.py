@@ -105,3 +105,16 @@ def test_healthz_reports_a_camera_that_cannot_be_opened(tmp_path):
         out = serve.output()
     assert rc == 2
     assert "camera" in out and "no-such-recording" in out and "Traceback" not in out
+
+
+def test_a_taken_port_is_a_clear_error(tmp_path, hand):
+    config = write_config(tmp_path / "serve.toml", hand)
+    with socket.socket() as taken:
+        taken.bind((LOOPBACK, 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with Serve(tmp_path / "data", config, port=port) as serve:
+            rc = serve.proc.wait(30)
+            out = serve.output()
+    assert rc == 1 and "Traceback" not in out
+    assert f"cannot serve the page on {LOOPBACK}:{port}: Address already in use" in out
