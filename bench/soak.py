@@ -14,7 +14,7 @@ checks exactly what ``make test`` checks, only longer:
 ``python -m bench.soak [PART ...]`` runs only the parts named. Environment:
 ``SOAK_KILLS`` (100), ``SOAK_REQUESTS`` (2500), ``SOAK_RECORDS`` (2500),
 ``SOAK_LOAD_MINUTES`` (10), ``SOAK_DEMO_HANDS`` (200), ``SOAK_DEMO_MINUTES`` (60),
-``SOAK_DEMO_SPEED`` (4).
+``SOAK_DEMO_SPEED`` (2), ``SOAK_DEMO_SIZE`` (the demo's default camera size).
 """
 
 from __future__ import annotations
@@ -131,11 +131,13 @@ def part_demo() -> dict:
 
     hands = int(_env("SOAK_DEMO_HANDS", 200))
     minutes = _env("SOAK_DEMO_MINUTES", 60)
-    speed = _env("SOAK_DEMO_SPEED", 4)
+    speed = _env("SOAK_DEMO_SPEED", 2)
     work = _work("demo")
     truth_file = work / "truth.json"
     config = work / "demo.toml"
-    config.write_text("[camera]\nwidth = 640\nheight = 360\n")
+    size = os.environ.get("SOAK_DEMO_SIZE", "")
+    config.write_text("[camera]\nwidth = {}\nheight = {}\n".format(*size.split("x"))
+                      if size else "")
     port = free_port()
     env = {**os.environ, "TWILIGHT_TRUTH_OUT": str(truth_file),
            "GPIOZERO_PIN_FACTORY": "mock"}

@@ -284,6 +284,7 @@ class Companion:
         from vision.sources import Frame
 
         number = bad = 0
+        check = FrameCheck(frozen_after=float("inf"))  # a recording may repeat a frame
         while not self.stop.is_set():
             try:
                 image = self.source.read()
@@ -293,7 +294,7 @@ class Companion:
                 if image is None:
                     return
                 number += 1
-                problem = self.check.problem(image, time.monotonic())
+                problem = check.problem(image, time.monotonic())
             if problem:
                 bad += 1
                 self._camera_lost(problem)
