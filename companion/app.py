@@ -411,10 +411,12 @@ class Companion:
         elif self.source is not None:
             self.source.close()
         if self.server is not None:
+            from web import stop_server
+
             try:
-                self.server.close()
-            except Exception:
-                pass
+                stop_server(self.server, timeout=3.0)
+            except Exception as exc:
+                logger.warning("web server: %s while stopping", exc)
         if self.hardware is not None:
             self.hardware.close()
         self.events.close()

@@ -7,7 +7,6 @@ Screenshots go to bench/results/ for people to look at.
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 import time
@@ -59,12 +58,9 @@ class Server:
             pass
 
     def stop(self) -> None:
-        logging.getLogger("waitress").setLevel(logging.CRITICAL)
-        server = self.server
-        while server._map:
-            for channel in list(server._map.values()):
-                channel.handle_close()
-        server.task_dispatcher.shutdown(timeout=2)
+        from web import stop_server
+
+        stop_server(self.server, timeout=2)
         self.thread.join(timeout=2)
 
 

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from test_web_helpers import FIRST_TRICK, PIN, app_config, four_player_game, three_player_game
 
 from companion.gamelog import GameLog
-from web import create_app, make_server, page_url, print_banner
+from web import create_app, make_server, page_url, print_banner, stop_server
 from web import pin as pins
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -684,9 +684,9 @@ def test_serve_uses_waitress(app):
             assert "version" in json.loads(r.read())
         assert app.config["SSE_MAX_STREAMS"] == 2
     finally:
-        server.close()
-        server.task_dispatcher.shutdown(timeout=2)
+        stop_server(server)
         thread.join(timeout=2)
+        assert not thread.is_alive()
 
 
 def test_web_does_not_import_opencv_at_top():

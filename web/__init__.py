@@ -26,6 +26,6 @@ with ``csrf_token``, and need the table PIN session):
   ``POST /api/deck/capture`` {card}, ``/api/deck/reset``, ``/api/deck/finish`` {name}
 """
 
-from web.app import create_app, make_server, page_url, print_banner, serve
+from web.app import create_app, make_server, page_url, print_banner, serve, stop_server
 
-__all__ = ["create_app", "make_server", "page_url", "print_banner", "serve"]
+__all__ = ["create_app", "make_server", "page_url", "print_banner", "serve", "stop_server"]

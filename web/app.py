@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime
 import logging
 import sys
+import threading
 from collections.abc import Callable, Mapping
 from typing import IO, Any
 
@@ -160,6 +161,36 @@ def serve(app: Flask, host: str = "0.0.0.0", port: int = 8000, *,
         server.run()
     finally:
         server.close()
+
+
+def stop_server(server: Any, timeout: float = 5.0) -> None:
+    """Stop a server made by :func:`make_server` from any thread.
+
+    Closing its sockets from outside races with the select() of the thread that
+    runs it (EBADF); instead the close runs inside that loop, through waitress's
+    own trigger, and the loop ends once nothing is left to watch."""
+    from waitress import wasyncore
+
+    done = threading.Event()
+    socket_map = getattr(server, "_map", None)
+    trigger = getattr(server, "trigger", None)
+
+    def close_all() -> None:
+        wasyncore.close_all(socket_map, ignore_all=True)
+        done.set()
+
+    if trigger is not None and socket_map is not None:
+        try:
+            trigger.pull_trigger(close_all)
+        except OSError:
+            pass
+        if not done.wait(timeout):  # the loop was not running: close from here
+            close_all()
+    else:
+        server.close()
+    dispatcher = getattr(server, "task_dispatcher", None)
+    if dispatcher is not None:
+        dispatcher.shutdown(timeout=timeout)
 
 
 def print_banner(url: str, pin: str | None = None, *, file: IO[str] | None = None) -> None:
