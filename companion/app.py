@@ -234,7 +234,8 @@ class Companion:
         if self.hardware is not None and self.hardware.lights is not None:
             leds = "simulated" if self.hardware.lights.simulated else "ok"
         return {"camera": camera, "frames": self.frames_seen,
-                "recognition": "ok" if self.tracker is not None else "none",
+                "recognition": str(status.get("recognition", "ok"))
+                if self.tracker is not None else "none",
                 "leds": leds, "log": log_status}
 
     # -- the watch loop -----------------------------------------------------------------------
@@ -269,14 +270,17 @@ class Companion:
                 continue
             number = frame.number
             problem = self.check.problem(frame.image, frame.timestamp)
+            now = time.monotonic()
+            if interval and now - last_ping > interval / 2 and not (
+                    problem and problem.startswith("frozen")):
+                # fed only while frames flow (black ones too: a covered lens is no reason
+                # to restart the service, a stuck camera is)
+                notify("WATCHDOG=1")
+                last_ping = now
             if problem:
                 self._camera_lost(problem)
                 continue
             self._camera_ok()
-            now = time.monotonic()
-            if interval and now - last_ping > interval / 2:
-                notify("WATCHDOG=1")  # fed only while frames flow
-                last_ping = now
             yield Frame(frame.image, base + frame.number, frame.timestamp) if base else frame
 
     def _recorded_frames(self) -> Any:
