@@ -31,6 +31,8 @@ COLOUR_WORK_HEIGHT = 320
 #: brighter than it (grey levels) a pixel of the light border must be.
 RING_BLOCK_FRACTION = 1 / 24
 RING_CONTRAST = 8
+#: Width (fraction of the work height) up to which a light line counts as thin.
+RING_TOPHAT_FRACTION = 1 / 50
 #: Card size limits, as fractions of the work image height (camera height varies).
 MIN_CARD_HEIGHT_FRACTION = 0.06
 MAX_CARD_HEIGHT_FRACTION = 0.6
@@ -142,17 +144,31 @@ def face_inset_mm(face: np.ndarray) -> float:
 
 def ring_holes(frame: np.ndarray, *, work_height: int = WORK_HEIGHT,
                card_fraction: tuple[float, float] = (MIN_CARD_HEIGHT_FRACTION,
-                                                     MAX_CARD_HEIGHT_FRACTION)
-               ) -> list[Quad]:
-    """Quadrilateral holes of light rings in *frame*, as 4x2 quads in frame px."""
+                                                     MAX_CARD_HEIGHT_FRACTION),
+               thin: bool = False) -> list[Quad]:
+    """Quadrilateral holes of light rings in *frame*, as 4x2 quads in frame px.
+
+    The ring is what is lighter than its neighbourhood (adaptive threshold) or, with
+    ``thin``, only the thin light lines (a morphological top-hat): the second keeps a
+    light triangle next to a dark one from joining the border."""
     scale = min(1.0, work_height / frame.shape[0])
     gray = frame if frame.ndim == 2 else cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
     if scale < 1.0:
         gray = cv2.resize(gray, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
     h = gray.shape[0]
     block = max(3, int(h * RING_BLOCK_FRACTION) | 1)
-    bright = cv2.adaptiveThreshold(gray, 255, cv2.ADAPTIVE_THRESH_MEAN_C, cv2.THRESH_BINARY,
-                                   block, -RING_CONTRAST)
+    if thin:
+        # only thin light lines: what is lighter than the grey-level opening around it
+        k = max(3, int(h * RING_TOPHAT_FRACTION) | 1)
+        hat = cv2.morphologyEx(gray, cv2.MORPH_TOPHAT,
+                               cv2.getStructuringElement(cv2.MORPH_RECT, (k, k)))
+        bright = ((hat > RING_CONTRAST) * 255).astype(np.uint8)
+        # a thin border blurred by the lens and JPEG breaks here and there: mend it
+        # (the hull of the hole, used below, does not mind what the mending joins)
+        bright = cv2.morphologyEx(bright, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
+    else:
+        bright = cv2.adaptiveThreshold(gray, 255, cv2.ADAPTIVE_THRESH_MEAN_C,
+                                       cv2.THRESH_BINARY, block, -RING_CONTRAST)
     contours, hierarchy = cv2.findContours(bright, cv2.RETR_CCOMP, cv2.CHAIN_APPROX_SIMPLE)
     if hierarchy is None:
         return []
@@ -328,7 +344,8 @@ def locate(frame: np.ndarray, model: TwilightModel, *, mirror: bool = False,
     # light as the border, or a hand breaking the border's ring); last, regions a
     # hand cut, completed to whole cards
     inner = (CARD_MM[0] - 2 * model.inset_mm, CARD_MM[1] - 2 * model.inset_mm)
-    stages = (ring_holes, lambda f: colour_regions(f, model.fills),
+    stages = (ring_holes, lambda f: ring_holes(f, thin=True),
+              lambda f: colour_regions(f, model.fills),
               lambda f: colour_regions(f, model.fills, partial=inner))
     w_mm, h_mm = CARD_MM
     outer_mm = np.float32([(0, 0), (w_mm, 0), (w_mm, h_mm), (0, h_mm)]).reshape(-1, 1, 2)

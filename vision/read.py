@@ -40,11 +40,15 @@ REFINE_SHIFT_MM = 6.0
 REFINE_TURNS_DEG = (-2.0, -1.0, 0.0, 1.0, 2.0)
 #: ... and card sizes, relative to the size the Twilight card's pose implies.
 REFINE_SCALES = (0.97, 1.0, 1.03)
+#: Third pass, with the nearly named card's own face: shifts, turns and sizes searched.
+RENAME_SHIFT_MM = 2.5
+RENAME_TURNS_DEG = (-1.0, 0.0, 1.0)
+RENAME_SCALES = (0.985, 1.015)
 #: Correlation with a generic face a card on top reaches (an empty table does not).
 MIN_CARD_SCORE = 0.25
 #: Above this a card surely lies there: an unreadable one is then "unknown", below it
 #: only a card whose face matched counts.
-SURE_CARD_SCORE = 0.5
+SURE_CARD_SCORE = 0.6
 #: Where a side card's centre may lie in its zone: u along the side, v outward (mm).
 CENTRE_U_MM = 30.0
 CENTRE_V_MM = (36.0, 100.0)
@@ -64,7 +68,7 @@ MIN_MARGIN = 0.3
 #: Unweighted correlation with some face of the deck below which nothing counts as a
 #: card (wood grain between plank joints can fake a card's outline, not its face).
 MIN_PRESENCE = 0.3
-#: Correlation each quarter of the card must reach with the face named.
+#: Correlation three of the four quarters of the card must reach with the face named.
 MIN_QUARTER = 0.5
 #: How much better a face of the other cult than the colour's may match before the
 #: disagreement makes the card "unknown".
@@ -91,6 +95,8 @@ class Identity:
     presence: float = 1.0
     colour: float = 1.0
     quarters: float = 1.0
+    #: the best-matching face's id even when the evidence was too weak to name it
+    best: str | None = None
 
 
 def _unit_rows(stack: np.ndarray) -> np.ndarray:
@@ -145,17 +151,18 @@ class CardMatcher:
         return gray[m:gray.shape[0] - m, m:gray.shape[1] - m]
 
     def _quarters(self, seen: np.ndarray, index: int) -> float:
-        """The least correlation, over the card's four quarters, of *seen* (a core
-        window) with face *index* (either way up): 1 when all of the face shows."""
+        """The second-least correlation, over the card's four quarters, of *seen* (a
+        core window) with face *index* (either way up): 1 when all of the face shows."""
         face = self.plain[index].reshape(self.core_shape)
         h, w = self.core_shape
-        worst = 1.0
+        each = []
         for ys in (slice(0, h // 2), slice(h // 2, h)):
             for xs in (slice(0, w // 2), slice(w // 2, w)):
                 a = _unit_rows(seen[ys, xs][None])[0]
                 b = _unit_rows(face[ys, xs][None])[0]
-                worst = min(worst, float(a @ b))
-        return worst
+                each.append(float(a @ b))
+        # one quarter may be lost to a glare spot or a fingertip; two may not
+        return sorted(each)[1]
 
     def identify(self, card_bgr: np.ndarray) -> Identity:
         """Name a rectified card image: portrait, :attr:`size` plus :attr:`pad` px on
@@ -204,6 +211,16 @@ class CardMatcher:
             i2 = second + (n if turned[second] else 0)
             gap = max(1.0 - float(self.gram[i1, i2]), 1e-3)
             margin = float(both[best] - both[second]) / gap
+        # a face of the same name in the other cult may look alike in grey (style 1
+        # cards differ only in colour and corner marks): then colour must decide
+        twin_ok = True
+        twins = [i for i in range(n) if self.names[i] == self.names[best] and i != best]
+        if twins and colour_cult is None:
+            twin = twins[0]
+            i1 = best + (n if turned[best] else 0)
+            i2 = twin + (n if turned[twin] else 0)
+            gap = max(1.0 - float(self.gram[i1, i2]), 1e-3)
+            twin_ok = float(both[best] - both[twin]) / gap >= MIN_MARGIN
         score = float(both[best])
         cid = self.ids[best]
         shape_cult = self.cult_of[best_any]
@@ -219,12 +236,13 @@ class CardMatcher:
         face_hist = self.face_hist[best]
         colour = float(np.minimum(hist, face_hist).sum()) if face_hist.sum() > 0 else 1.0
         ok = (score >= MIN_MATCH and margin >= MIN_MARGIN and agree
-              and presence >= MIN_PRESENCE and quarters >= MIN_QUARTER and cid in CARD_IDS)
+              and presence >= MIN_PRESENCE and quarters >= MIN_QUARTER and twin_ok
+              and cid in CARD_IDS)
         confidence = float(np.clip(min((score - MIN_MATCH) / (1 - MIN_MATCH),
                                        margin / (2 * MIN_MARGIN)), 0, 1)) if ok else 0.0
         return Identity(cid if ok else "unknown", colour_cult or self.cult_of[best],
                         confidence, score, margin, bool(turned[best]), presence,
-                        colour, quarters)
+                        colour, quarters, cid)
 
 
 # -- finding the uppermost card in a zone ------------------------------------------------------
@@ -276,6 +294,10 @@ class CardFinder:
         generic = means + unlike
         self.n_mean_templates = 2 * len(means)
         self.templates, self.fine_templates = [], []
+        self.face_templates = {
+            cid: cv2.cvtColor(cv2.resize(face, fine, interpolation=cv2.INTER_AREA),
+                              cv2.COLOR_BGR2GRAY).astype(np.float32)
+            for cid, face in profile.faces.items()}
         for face in generic:
             for turned in (face, face[::-1, ::-1]):
                 self.templates.append(cv2.resize(turned, self.size, interpolation=cv2.INTER_AREA))
@@ -338,6 +360,16 @@ class CardFinder:
         corners = np.float32([(x, y), (x + tw, y), (x + tw, y + th), (x, y + th)])
         pts = cv2.transform(corners.reshape(-1, 1, 2), cv2.invertAffineTransform(M))
         return pts.reshape(4, 2).astype(np.float32), float(score), k
+
+    def refine_as(self, frame: np.ndarray, quad: np.ndarray, card_id: str
+                  ) -> tuple[np.ndarray, float]:
+        """Like :meth:`refine`, with the face of *card_id* (upright in *quad*) as the
+        template: once a card is nearly named, its own face places it best."""
+        template = self.face_templates.get(card_id)
+        if template is None:
+            return quad, 0.0
+        return refine_quad(frame, quad, template, REFINE_PX_PER_MM, RENAME_SHIFT_MM,
+                           RENAME_TURNS_DEG, RENAME_SCALES)
 
     def refine(self, frame: np.ndarray, quad: np.ndarray, template: int
                ) -> tuple[np.ndarray, float]:
