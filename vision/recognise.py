@@ -59,6 +59,10 @@ from vision.read import (
 
 TwilightPose = _locate.TwilightPose
 
+#: A reading this good (correlation, pair margin, quarters) gets no second look.
+SURE_SCORE = 0.95
+SURE_MARGIN = 0.8
+SURE_QUARTERS = 0.8
 #: Supersampling of the card warp before it is shrunk to the match size (anti-aliasing).
 CARD_WARP_OVERSAMPLE = 2
 
@@ -123,10 +127,12 @@ class Recogniser:
             quad = np.roll(quad, 2, axis=0)
         # place it again with the face it most resembles, and name it again: a mm of
         # misplacement is what makes one cleric look like another
-        again, _ = self.finder.refine_as(frame, quad, ident.best)
-        second = self.identify_quad(frame, again)
-        if second.score > ident.score:
-            ident, quad = second, (np.roll(again, 2, axis=0) if second.upside_down else again)
+        if not _sure(ident):
+            again, _ = self.finder.refine_as(frame, quad, ident.best)
+            second = self.identify_quad(frame, again)
+            if second.score > ident.score:
+                ident = second
+                quad = np.roll(again, 2, axis=0) if second.upside_down else again
         self._add_ms("match_ms", time.perf_counter() - t2)
         if ident.card_id == "unknown" and strength < SURE_CARD_SCORE:
             # weak outline and no face: more likely table, hand or shadow than a card
@@ -193,6 +199,12 @@ class Recogniser:
         self.last_readings = {"card": SideReading("card", ident.card_id, ident.confidence,
                                                   ident.cult, quad, ident)}
         return ident
+
+
+def _sure(ident: Identity) -> bool:
+    """A reading no second look would change."""
+    return (ident.card_id != "unknown" and ident.score >= SURE_SCORE
+            and ident.margin >= SURE_MARGIN and ident.quarters >= SURE_QUARTERS)
 
 
 def card_outline(image: np.ndarray) -> np.ndarray | None:
