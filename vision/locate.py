@@ -48,9 +48,9 @@ FILL_HUE_TOLERANCE_DEG = 25.0
 FILL_RATIO_RANGE = (0.4, 1.8)
 #: Hidden-card completion: how many of the largest fill-colour regions are tried, and
 #: the least area (as a fraction of the smallest card's squared height) worth it.
-PARTIAL_REGIONS = 4
+PARTIAL_REGIONS = 6
 PARTIAL_MIN_AREA = 0.15
-#: ... and the least share of its pixels each of the two fill colours must have.
+#: ... and the share of its pixels each fill colour must have to count as showing both.
 PARTIAL_MIN_SHARE = 0.15
 #: How many of a stage's best candidates get the precise fit before the next stage.
 MAX_REFINED = 3
@@ -63,6 +63,8 @@ REFINE_TURNS_DEG = (-1.0, 0.0, 1.0)
 REFINE_SCALES = (0.98, 1.02)
 #: Blur (mm) of face and frame in the precise passes (:func:`refine_quad`).
 REFINE_BLUR_MM = 1.0
+#: How far (fraction of the image height) a found Twilight card may reach out of view.
+IN_VIEW_MARGIN = 0.02
 #: Geometry a found Twilight card must have (perspective of a camera tilted <= ~12°):
 #: opposite sides' and the aspect's relative mismatch, corners' departure from square.
 MAX_SIDE_MISMATCH = 0.15
@@ -242,9 +244,10 @@ def colour_regions(frame: np.ndarray, fills: tuple[np.ndarray, ...], *,
             region = np.zeros(mask.shape, np.uint8)
             cv2.drawContours(region, [contour], -1, 1, -1)
             inside = region.astype(bool)
+            # a part showing both fill colours is the likeliest; one colour alone (a
+            # quarter whose neighbour merged with a table of its colour) comes after
             share = min(float(e[inside].mean()) for e in each)
-            if share >= PARTIAL_MIN_SHARE:
-                tried.append((area, contour))
+            tried.append((area * (2.0 if share >= PARTIAL_MIN_SHARE else 1.0), contour))
         tried.sort(key=lambda t: -t[0])
         for _, contour in tried[:PARTIAL_REGIONS]:
             quads += [_grow(q, 1.0) / scale for q in _completions(contour, partial)]
@@ -359,8 +362,13 @@ def locate(frame: np.ndarray, model: TwilightModel, *, mirror: bool = False,
             quad = cv2.perspectiveTransform(outer_mm, H_inner).reshape(4, 2)
             quad, fine = refine_quad(frame, quad, model.fine, REFINE_PX_PER_MM,
                                      REFINE_SHIFT_MM, REFINE_TURNS_DEG, REFINE_SCALES)
-            # a hand over the card can leave a fragment that fits nothing well
-            if fine >= min_score and plausible(quad):
+            # a hand over the card can leave a fragment that fits nothing well; and the
+            # card lies on the table in view (a sleeve of its colour at the image edge
+            # does not)
+            h, w = frame.shape[:2]
+            inside = bool(np.all((quad >= -IN_VIEW_MARGIN * h)
+                                 & (quad <= np.array([w, h]) + IN_VIEW_MARGIN * h)))
+            if fine >= min_score and plausible(quad) and inside:
                 return pose_from_quad(quad, min(score, fine), mirror=mirror)
     return None
 
