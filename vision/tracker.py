@@ -59,6 +59,13 @@ UNKNOWN_RETRY_FRAMES = 4
 #: A named card read with less confidence than this counts as unknown: the tracker
 #: waits for a better look rather than guess (a wood grain rectangle is not a card).
 MIN_CONFIDENCE = 0.5
+#: ...unless the rules agree (R3: the seat on turn, its cult, not yet played), something
+#: was just laid there, and this many reads in a row name the same card.
+PRIOR_CONFIRM_READS = 3
+#: Mean grey-level change inside a weakly read card's outline, against the side's look
+#: at its last settled read, below which the "card" was there before (wood grain, a
+#: shadow): not something just laid.
+NEW_CARD_LEVEL = 14.0
 #: Frames between attempts to find a lost Twilight card.
 LOCATE_EVERY = 5
 #: Share of the Twilight card's thumbnail pixels that must change to re-locate it.
@@ -158,6 +165,7 @@ class _Zone:
     waiting_since: int | None = None  # frame a confirmed out-of-turn card began to wait
     refused: str | None = None  # a card the rules refused, until the side changes
     unknown_reads: int = 0
+    weak: tuple[str, int] | None = None  # a low-confidence card and how often it was read
     moved: bool = False  # something moved here since the last settled read
     next_read: int = 0
     warned: bool = False
@@ -296,10 +304,13 @@ class TableTracker:
         self.readings[zone.seat] = reading
         card = reading.card_id
         if card not in (None, "unknown") and reading.confidence < MIN_CONFIDENCE:
-            card = "unknown"
+            card = self._weak(zone, card, expect, reading, thumb)
         if card == "unknown":
             zone.unknown_reads += 1
-            zone.next_read = self.frame_no + UNKNOWN_RETRY_FRAMES
+            if zone.waiting_since is None:
+                zone.candidate, zone.confirms = "unknown", 0  # reads must agree in a row
+            if zone.weak is None:
+                zone.next_read = self.frame_no + UNKNOWN_RETRY_FRAMES
             if zone.unknown_reads >= UNKNOWN_WARN_READS:
                 # Give up until the side changes again; tell the table if someone
                 # laid something here that cannot be read.
@@ -334,6 +345,43 @@ class TableTracker:
             zone.candidate = None
             return
         zone.waiting_since = self.frame_no
+
+    def _weak(self, zone: _Zone, card: str, expect: Expectation, reading: Any,
+              thumb: np.ndarray) -> str:
+        """A card read with little confidence counts only when the rules expect just
+        such a card at this seat now, it is new there, and repeated reads agree;
+        else it is unknown."""
+        if not (zone.moved and expect.next_seat == zone.seat and expect.legal(zone.seat, card)
+                and self._is_new(zone, reading, thumb)):
+            zone.weak = None
+            return "unknown"
+        count = zone.weak[1] + 1 if zone.weak and zone.weak[0] == card else 1
+        zone.weak = (card, count)
+        if count < PRIOR_CONFIRM_READS:
+            zone.next_read = self.frame_no + 1  # look again at once, not after a pause
+            return "unknown"
+        zone.weak = None
+        zone.confirms = CONFIRM_READS  # the agreeing reads were the confirmation
+        zone.candidate = card
+        return card
+
+    def _is_new(self, zone: _Zone, reading: Any, thumb: np.ndarray) -> bool:
+        """Whether the read card's outline looks different from the side's last settled
+        look (a card laid there changes it; a pattern of the table does not)."""
+        quad = getattr(reading, "quad", None)
+        region = zone.region
+        if quad is None or region is None or zone.reference is None:
+            return True
+        ys, xs = region.box
+        pts = np.round(np.asarray(quad, np.float32) / self.stride
+                       - np.float32([xs.start, ys.start])).astype(np.int32)
+        mask = np.zeros(region.mask.shape, np.uint8)
+        cv2.fillConvexPoly(mask, pts, 255)
+        mask = cv2.bitwise_and(mask, region.mask)
+        if not mask.any():
+            return True
+        diff = cv2.absdiff(region.crop(thumb), zone.reference)
+        return float(cv2.mean(diff, mask=mask)[0]) >= NEW_CARD_LEVEL
 
     def _with_prior(self, seat: str, card: str | None, reading: Any,
                     expect: Expectation) -> str | None:
