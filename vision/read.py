@@ -32,6 +32,11 @@ MAX_TURN_DEG = 24.0
 TURN_STEP_DEG = 8.0
 TURN_CANDIDATES = 3
 FINE_TURN_STEPS_DEG = (-2.0, 2.0)
+#: Card poses kept per zone for when the best cannot be named, and how far apart
+#: (centre, mm, or turn, degrees) two must be to count as different.
+HYPOTHESES = 3
+DISTINCT_MM = 8.0
+DISTINCT_TURN_DEG = 6.0
 #: A face correlating less than this with its cult's mean face gets its own template.
 OWN_TEMPLATE_BELOW = 0.5
 #: Second, precise pass over a found card: resolution, shifts and turns searched.
@@ -73,6 +78,8 @@ MIN_QUARTER = 0.5
 #: How much better a face of the other cult than the colour's may match before the
 #: disagreement makes the card "unknown".
 MAX_CULT_DISAGREEMENT = 0.05
+#: Share (percent) of a card's lightest pixels taken as its paper for white balance.
+PAPER_PERCENT = 10
 #: Cult by colour counts when one cult's histogram overlap beats the other's by this.
 MIN_CULT_MARGIN = 0.08
 
@@ -97,6 +104,15 @@ class Identity:
     quarters: float = 1.0
     #: the best-matching face's id even when the evidence was too weak to name it
     best: str | None = None
+
+
+def paper_balanced(bgr: np.ndarray) -> np.ndarray:
+    """*bgr* with its lightest tenth made grey: a white balance on the card itself."""
+    gray = cv2.cvtColor(bgr, cv2.COLOR_BGR2GRAY)
+    light = gray >= np.percentile(gray, 100 - PAPER_PERCENT)
+    mean = bgr[light].reshape(-1, 3).astype(np.float32).mean(axis=0)
+    gains = mean.mean() / np.maximum(mean, 1.0)
+    return np.clip(bgr.astype(np.float32) * gains, 0, 255).astype(np.uint8)
 
 
 def _unit_rows(stack: np.ndarray) -> np.ndarray:
@@ -134,10 +150,16 @@ class CardMatcher:
         self.cult_of = [Card.parse(cid).cult.value if cid in CARD_IDS else None
                         for cid in self.ids]
         self.names = [cid.split("-", 1)[1] for cid in self.ids]
-        self.cult_hist = profile.cult_hist
-        self.face_hist = [chroma_hist(cv2.resize(profile.faces[cid], self.size,
-                                                 interpolation=cv2.INTER_AREA),
-                                      px_per_mm=MATCH_PX_PER_MM) for cid in self.ids]
+        # colours compared after balancing each card on its own lightest part (paper
+        # or light ink), in the profile's faces and in the frame alike: a warm lamp
+        # must not turn a purple cult red
+        self.face_hist = [chroma_hist(paper_balanced(cv2.resize(
+            profile.faces[cid], self.size, interpolation=cv2.INTER_AREA)),
+            px_per_mm=MATCH_PX_PER_MM) for cid in self.ids]
+        self.cult_hist = {}
+        for cult in ("sun", "moon"):
+            hist = sum(h for h, c in zip(self.face_hist, self.cult_of, strict=True) if c == cult)
+            self.cult_hist[cult] = hist / max(float(np.sum(hist)), 1e-9)
 
     def prepare(self, face_bgr: np.ndarray) -> np.ndarray:
         """A face (any size, upright, full card) as the gray, blurred core matched."""
@@ -186,7 +208,7 @@ class CardMatcher:
         both = np.maximum(scores[:n], scores[n:])
         turned = scores[n:] > scores[:n]
         card_bgr = card_bgr[p:card_bgr.shape[0] - p, p:card_bgr.shape[1] - p]
-        hist = chroma_hist(card_bgr, px_per_mm=MATCH_PX_PER_MM)
+        hist = chroma_hist(paper_balanced(card_bgr), px_per_mm=MATCH_PX_PER_MM)
         overlap = {c: float(np.minimum(hist, h).sum()) for c, h in self.cult_hist.items()}
         colour_cult = None
         if hist.sum() > 0:
@@ -307,6 +329,14 @@ class CardFinder:
              ) -> tuple[np.ndarray, float, int] | None:
         """(4x2 corners in zone px, score, template index) of the uppermost card in a
         zone image (outward up, the side's middle at the bottom centre), or None."""
+        found = self.find_all(zone, min_score=min_score, limit=1)
+        return found[0] if found else None
+
+    def find_all(self, zone: np.ndarray, *, min_score: float = MIN_CARD_SCORE,
+                 limit: int = HYPOTHESES) -> list[tuple[np.ndarray, float, int]]:
+        """Up to *limit* distinct card poses in the zone, best first, as :meth:`find`
+        gives them: the best is usually the card on top; the others are there for
+        when it cannot be named (an older card beneath, or a neighbour, won)."""
         gray = zone if zone.ndim == 2 else cv2.cvtColor(zone, cv2.COLOR_BGR2GRAY)
         gray = gray.astype(np.float32)
         zh, zw = gray.shape
@@ -320,7 +350,8 @@ class CardFinder:
         ry, rx = np.mgrid[0:zh - th + 1, 0:zw - tw + 1].astype(np.float32)
         cx, cy = rx + tw / 2, ry + th / 2
 
-        def best_at(angle: float, which=None):
+        def at(angle: float, which):
+            """(score, loc, template, M, angle) of each template's best at *angle*."""
             M = cv2.getRotationMatrix2D(centre, angle, 1.0)
             rot = cv2.warpAffine(gray, M, (zw, zh), flags=cv2.INTER_LINEAR,
                                  borderMode=cv2.BORDER_REPLICATE)
@@ -329,37 +360,44 @@ class CardFinder:
             uy = Minv[1, 0] * cx + Minv[1, 1] * cy + Minv[1, 2]
             ok = ((np.abs(ux / s - zw / 2 / s) <= CENTRE_U_MM)
                   & ((zh - uy) / s >= CENTRE_V_MM[0]) & ((zh - uy) / s <= CENTRE_V_MM[1]))
-            best = (-2.0, (0, 0), 0)
-            if which is None:
-                which = range(len(self.templates))
-            elif isinstance(which, int):
-                which = [which]
+            out = []
             for k in which:
                 res = cv2.matchTemplate(rot, self.templates[k], cv2.TM_CCOEFF_NORMED)
                 res[~ok] = -1.0
                 _, mx, _, loc = cv2.minMaxLoc(res)
-                if mx > best[0]:
-                    best = (mx, loc, k)
-            return best, M
+                out.append((mx, loc, k, M, angle))
+            return out
+
+        def centre_of(h) -> np.ndarray:
+            x, y = h[1]
+            return cv2.transform(np.float32([[(x + tw / 2, y + th / 2)]]),
+                                 cv2.invertAffineTransform(h[3]))[0, 0]
 
         # the cults' mean faces on the whole grid of turns; every template at the turns
         # the edges suggest (a card unlike the mean is found there)
-        tries = [(a, means) for a in grid] + [(a, None) for a in dominant]
-        score, loc, k, M, angle = -2.0, (0, 0), 0, None, 0.0
-        for a, which in tries:
-            (sc, lc, kk), MM = best_at(a, which)
-            if sc > score:
-                score, loc, k, M, angle = sc, lc, kk, MM, a
-        for d in FINE_TURN_STEPS_DEG:
-            (sc, lc, kk), MM = best_at(angle + d, k)
-            if sc > score:
-                score, loc, M = sc, lc, MM
-        if score < min_score:
-            return None
-        x, y = loc
-        corners = np.float32([(x, y), (x + tw, y), (x + tw, y + th), (x, y + th)])
-        pts = cv2.transform(corners.reshape(-1, 1, 2), cv2.invertAffineTransform(M))
-        return pts.reshape(4, 2).astype(np.float32), float(score), k
+        every = range(len(self.templates))
+        results = [r for a in grid for r in at(a, means)]
+        results += [r for a in dominant for r in at(a, every)]
+        results.sort(key=lambda r: -r[0])
+        chosen: list = []
+        for r in results:
+            if r[0] < min_score or len(chosen) >= limit:
+                break
+            c = centre_of(r)
+            if all(np.linalg.norm(c - centre_of(o)) / s >= DISTINCT_MM
+                   or abs(r[4] - o[4]) >= DISTINCT_TURN_DEG for o in chosen):
+                chosen.append(r)
+        found = []
+        for best in chosen:
+            for d in FINE_TURN_STEPS_DEG:
+                r = at(best[4] + d, [best[2]])[0]
+                if r[0] > best[0]:
+                    best = r
+            score, (x, y), k, M, _ = best
+            corners = np.float32([(x, y), (x + tw, y), (x + tw, y + th), (x, y + th)])
+            pts = cv2.transform(corners.reshape(-1, 1, 2), cv2.invertAffineTransform(M))
+            found.append((pts.reshape(4, 2).astype(np.float32), float(score), k))
+        return found
 
     def refine_as(self, frame: np.ndarray, quad: np.ndarray, card_id: str
                   ) -> tuple[np.ndarray, float]:

@@ -112,13 +112,28 @@ class Recogniser:
         zone = cv2.warpPerspective(frame, H, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
                                    borderMode=cv2.BORDER_REPLICATE)
         t1 = time.perf_counter()
-        found = self.finder.find(zone)
+        hypotheses = self.finder.find_all(zone)
         t2 = time.perf_counter()
         self._add_ms("zone_ms", t1 - t0)
         self._add_ms("find_ms", t2 - t1)
-        if found is None:
+        if not hypotheses:
             return SideReading(seat.value, None, 1.0, None, None)
-        corners, strength, template = found
+        # the best outline is normally the card on top; another pose replaces its
+        # reading only when that one is unnamed and the other is named surely (an
+        # older card beneath, named half-seen, must not win)
+        best = self._read_pose(frame, seat, H, *hypotheses[0])
+        if best.card_id in (None, "unknown"):
+            for corners, strength, template in hypotheses[1:]:
+                reading = self._read_pose(frame, seat, H, corners, strength, template)
+                if reading.card_id not in (None, "unknown") and _sure(reading.identity):
+                    best = reading
+                    break
+        self._add_ms("match_ms", time.perf_counter() - t2)
+        return best
+
+    def _read_pose(self, frame: np.ndarray, seat: Seat, H: np.ndarray, corners: np.ndarray,
+                   strength: float, template: int) -> SideReading:
+        """Place and name one card pose found in a zone (zone px, homography *H*)."""
         quad = cv2.perspectiveTransform(corners.reshape(-1, 1, 2).astype(np.float64),
                                         H).reshape(4, 2).astype(np.float32)
         quad, fine = self.finder.refine(frame, quad, template)
@@ -133,7 +148,6 @@ class Recogniser:
             if second.score > ident.score:
                 ident = second
                 quad = np.roll(again, 2, axis=0) if second.upside_down else again
-        self._add_ms("match_ms", time.perf_counter() - t2)
         if ident.card_id == "unknown" and strength < SURE_CARD_SCORE:
             # weak outline and no face: more likely table, hand or shadow than a card
             return SideReading(seat.value, None, 1.0 - strength, None, None, ident,
