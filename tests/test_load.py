@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from serve_helpers import LOOPBACK, PACED, Serve, recording, write_config
+from serve_helpers import LOOPBACK, PACED, Serve, recording, rss_kb, write_config
 
 POLL_S = 1.0  # the page's polling interval
 STREAM_RETRY_S = 10.0  # the page tries a refused stream again after Retry-After
@@ -40,9 +40,17 @@ class PhoneSim(threading.Thread):
         self.streams = self.polls = self.refused_streams = self.requests = 0
 
     def get(self, conn: http.client.HTTPConnection, path: str) -> tuple[int, bytes]:
-        conn.request("GET", path)
-        resp = conn.getresponse()
-        body = resp.read()
+        for attempt in (1, 2):
+            try:
+                conn.request("GET", path)
+                resp = conn.getresponse()
+                body = resp.read()
+                break
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                # the server closed an idle keep-alive connection: a browser asks again
+                conn.close()
+                if attempt == 2:
+                    raise
         self.requests += 1
         if resp.status >= 500 and not (path == "/api/events" and resp.status == 503):
             self.errors.append(f"{path}: {resp.status}")
@@ -93,8 +101,9 @@ class PhoneSim(threading.Thread):
                 if line.startswith(b"data: {\"version\""):
                     version = json.loads(line[6:])["version"]
                     if version != self.version:
-                        self.version = version
+                        self.version = -1  # until the refresh got through
                         self.refresh(conn)
+                        self.version = version
                 elif line.startswith(b"event: bye"):
                     return True
             return True
@@ -108,8 +117,9 @@ class PhoneSim(threading.Thread):
             if status == 200:
                 version = json.loads(body)["version"]
                 if version != self.version:
-                    self.version = version
+                    self.version = -1
                     self.refresh(conn)
+                    self.version = version
             self.stop.wait(POLL_S)
 
 
@@ -163,7 +173,12 @@ def phones_on_the_page(serve: Serve, phones: int, seconds: float) -> dict[str, A
     probe = Probe(serve.port, stop)
     for t in (*sims, probe):
         t.start()
-    stop.wait(seconds)
+    rss: list[float] = []
+    deadline = time.monotonic() + seconds
+    while not stop.wait(min(30.0, max(0.0, deadline - time.monotonic()))):
+        rss.append(round(rss_kb(serve.proc.pid) / 1024, 1))
+        if time.monotonic() >= deadline:
+            break
     stop.set()
     for t in (*sims, probe):
         t.join(35)
@@ -191,6 +206,7 @@ def phones_on_the_page(serve: Serve, phones: int, seconds: float) -> dict[str, A
         "probe_max_s": round(max(probe.times, default=0.0), 3),
         "probe_p95_s": round(percentile(probe.times, 0.95), 3),
         "probe_failures": probe.failures[:10],
+        "rss_mb_every_30s": rss,
     }
 
 
@@ -212,3 +228,30 @@ def test_twenty_phones_for_a_minute(tmp_path, tmp_path_factory):
         assert serve.stop() == 0
     print(figures)
     check_load(figures)
+
+
+def test_a_stream_frees_its_place_before_saying_bye(tmp_path):
+    """A page reconnects as soon as it reads ``bye``: the place must be free by then,
+    or the page is refused and falls back to polling (seen in the 10-minute soak)."""
+    from companion.gamelog import GameLog
+    from web import create_app
+
+    log = GameLog.open(tmp_path / "data")
+    try:
+        app = create_app(log, config={"DATA_DIR": str(tmp_path / "data"), "TABLE_PIN": "2468",
+                                      "SSE_MAX_STREAMS": 1, "SSE_LIFETIME": 0.05,
+                                      "SSE_HEARTBEAT": 0.02})
+        client = app.test_client()
+        first = client.get("/api/events", buffered=False)
+        seen = b""
+        for chunk in first.response:
+            seen += chunk if isinstance(chunk, bytes) else chunk.encode()
+            if b"event: bye" in seen:
+                break
+        second = client.get("/api/events")  # the first is not closed yet
+        assert second.status_code == 200
+        second.close()
+        first.close()
+        assert app.extensions["twilight"].streams == 0
+    finally:
+        log.close()

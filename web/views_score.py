@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -106,6 +107,13 @@ def events() -> Response:
         raise ApiError(503, "too many live pages open: this page polls instead",
                        headers={"Retry-After": "10"})
 
+    released = threading.Event()
+
+    def release() -> None:
+        if not released.is_set():
+            released.set()
+            comp.close_stream()
+
     def stream() -> Iterator[str]:
         deadline = time.monotonic() + lifetime
         yield "retry: 1000\n\n"
@@ -117,6 +125,7 @@ def events() -> Response:
                 yield f"data: {json.dumps({'version': seen, 'boot': boot})}\n\n"
             remaining = deadline - time.monotonic()
             if remaining <= 0:
+                release()  # free the place first: the page reconnects as soon as it reads bye
                 yield "event: bye\ndata: {}\n\n"
                 return
             snap = log.wait(seen, min(heartbeat, remaining))
@@ -124,7 +133,7 @@ def events() -> Response:
                 yield ": heartbeat\n\n"
 
     resp = Response(stream(), mimetype="text/event-stream")
-    resp.call_on_close(comp.close_stream)  # runs even if the stream never started
+    resp.call_on_close(release)  # runs even if the stream never started
     resp.headers["Cache-Control"] = "no-cache"
     resp.headers["X-Accel-Buffering"] = "no"
     return resp
