@@ -117,7 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = sys.argv[1:] if argv is None else list(argv)
-    if len(args_list) == 2 and args_list[0] == "score" and not args_list[1].startswith("-h"):
+    if (len(args_list) == 2 and args_list[0] == "score"
+            and (args_list[1] == "-" or not args_list[1].startswith("-"))):
         # Fast path: `score FILE` is called by scripts for every hand; skip argparse.
         from types import SimpleNamespace
 
