@@ -21,6 +21,37 @@ def deal(rng: random.Random) -> dict[Seat, list[Card]]:
     return {seat: cards[i * 7:(i + 1) * 7] for i, seat in enumerate(SEATS)}
 
 
+def random_plays_with_givers(
+    rng: random.Random,
+    moon_seats: Sequence[Seat] = (Seat.NORTH, Seat.SOUTH),
+    leader: Seat = Seat.EAST,
+    *,
+    purgatory_bias: float = 0.0,
+) -> tuple[list[Play], list[Seat]]:
+    """A complete legal hand played from a random deal, and for each play the seat
+    whose cards it came from (R3: any holder of the cult on turn may be directed).
+
+    ``purgatory_bias`` (0…1) makes the directed player prefer to give a
+    purgatory, for purgatory-heavy test hands.
+    """
+    hands = deal(rng)
+    hand = Hand(moon_seats, leader)
+    givers: list[Seat] = []
+    while not hand.complete:
+        nxt = hand.next
+        assert nxt is not None
+        seat, cult = nxt
+        holders = [s for s in SEATS if any(c.cult is cult for c in hands[s])]
+        giver = rng.choice(holders)
+        choices = [c for c in hands[giver] if c.cult is cult]
+        purg = [c for c in choices if c.name == "purgatory"]
+        card = purg[0] if purg and rng.random() < purgatory_bias else rng.choice(choices)
+        hands[giver].remove(card)
+        hand.play(seat, card)
+        givers.append(giver)
+    return list(hand.plays), givers
+
+
 def random_plays(
     rng: random.Random,
     moon_seats: Sequence[Seat] = (Seat.NORTH, Seat.SOUTH),
@@ -28,25 +59,9 @@ def random_plays(
     *,
     purgatory_bias: float = 0.0,
 ) -> list[Play]:
-    """A complete legal hand played from a random deal.
-
-    ``purgatory_bias`` (0…1) makes the directed player prefer to give a
-    purgatory, for purgatory-heavy test hands.
-    """
-    hands = deal(rng)
-    hand = Hand(moon_seats, leader)
-    while not hand.complete:
-        nxt = hand.next
-        assert nxt is not None
-        seat, cult = nxt
-        givers = [s for s in SEATS if any(c.cult is cult for c in hands[s])]
-        giver = rng.choice(givers)
-        choices = [c for c in hands[giver] if c.cult is cult]
-        purg = [c for c in choices if c.name == "purgatory"]
-        card = purg[0] if purg and rng.random() < purgatory_bias else rng.choice(choices)
-        hands[giver].remove(card)
-        hand.play(seat, card)
-    return list(hand.plays)
+    """A complete legal hand played from a random deal (see
+    :func:`random_plays_with_givers`)."""
+    return random_plays_with_givers(rng, moon_seats, leader, purgatory_bias=purgatory_bias)[0]
 
 
 def random_hand(

@@ -26,3 +26,19 @@ def log(tmp_path):
     game_log = GameLog.open(tmp_path / "data")
     yield game_log
     game_log.close()
+
+
+@pytest.fixture
+def factory():
+    """gpiozero's mock pin factory (PWM-capable pins), reset afterwards as gpiozero's
+    own tests do, so no pin stays reserved between tests."""
+    from gpiozero import Device
+    from gpiozero.pins.mock import MockFactory, MockPWMPin
+
+    saved = Device.pin_factory
+    Device.pin_factory = MockFactory(pin_class=MockPWMPin)
+    try:
+        yield Device.pin_factory
+    finally:
+        Device.pin_factory.reset()
+        Device.pin_factory = saved

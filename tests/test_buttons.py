@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
-from gpiozero import Device
-from gpiozero.pins.mock import MockFactory, MockPWMPin
+from gpiozero.pins.mock import MockFactory
 
 from companion.cards import CARDS
 from companion.gamelog import GameLog
@@ -25,23 +23,6 @@ UNDO, NEXT, BUZZER = 5, 6, 13
 HOLD = 0.1
 
 
-@pytest.fixture
-def factory() -> Iterator[MockFactory]:
-    """gpiozero's mock factory, reset afterwards as gpiozero's tests do."""
-    saved = Device.pin_factory
-    Device.pin_factory = MockFactory(pin_class=MockPWMPin)
-    try:
-        yield Device.pin_factory
-    finally:
-        Device.pin_factory.reset()
-        Device.pin_factory = saved
-
-
-@pytest.fixture
-def log(tmp_path: Path) -> Iterator[GameLog]:
-    game_log = GameLog.open(tmp_path)
-    yield game_log
-    game_log.close()
 
 
 @pytest.fixture

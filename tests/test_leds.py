@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gpiozero import LED, Device
+from gpiozero import LED
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
 from companion.cards import CARDS
@@ -57,23 +57,6 @@ OPENING = [
 ]
 
 
-@pytest.fixture
-def factory() -> Iterator[MockFactory]:
-    """gpiozero's mock factory with PWM pins, reset afterwards as gpiozero's tests do."""
-    saved = Device.pin_factory
-    Device.pin_factory = MockFactory(pin_class=MockPWMPin)
-    try:
-        yield Device.pin_factory
-    finally:
-        Device.pin_factory.reset()
-        Device.pin_factory = saved
-
-
-@pytest.fixture
-def log(tmp_path: Path) -> Iterator[GameLog]:
-    game_log = GameLog.open(tmp_path)
-    yield game_log
-    game_log.close()
 
 
 @pytest.fixture

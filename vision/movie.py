@@ -42,7 +42,7 @@ import cv2
 import numpy as np
 
 from companion.cards import SEATS, Card, Seat
-from companion.deal import deal, random_plays
+from companion.deal import random_plays, random_plays_with_givers
 from companion.rules import Hand, Play
 from vision.deck_art import STYLES
 from vision.simulator import (
@@ -152,24 +152,8 @@ def _angle_lerp(a: float, b: float, t: float) -> float:
 
 def _plays_with_givers(rng: random.Random, moon_seats: tuple[Seat, ...], leader: Seat,
                        purgatory_bias: float) -> tuple[list[Play], list[Seat]]:
-    """A legal random hand like :func:`companion.deal.random_plays`, also telling from
-    whose cards each one came (R3: the seat on turn has any holder of its cult play)."""
-    dealt = deal(rng)
-    hand = Hand(moon_seats, leader)
-    givers = []
-    while not hand.complete:
-        nxt = hand.next
-        assert nxt is not None
-        seat, cult = nxt
-        holders = [s for s in SEATS if any(c.cult is cult for c in dealt[s])]
-        giver = rng.choice(holders)
-        choices = [c for c in dealt[giver] if c.cult is cult]
-        purgatory = [c for c in choices if c.name == "purgatory"]
-        card = purgatory[0] if purgatory and rng.random() < purgatory_bias else rng.choice(choices)
-        dealt[giver].remove(card)
-        hand.play(seat, card)
-        givers.append(giver)
-    return list(hand.plays), givers
+    """A legal random hand and from whose cards each play came (R3)."""
+    return random_plays_with_givers(rng, moon_seats, leader, purgatory_bias=purgatory_bias)
 
 
 class HandMovie:
