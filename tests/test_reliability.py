@@ -421,3 +421,57 @@ def test_storage_trouble_during_play_is_shown_and_nothing_half_written(tmp_path,
                                                                       "moon-hierarch"]
     assert again.integrity_check() == "ok"
     again.close()
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A real 256 kB filesystem (tmpfs) to fill up; skipped where mounting is not allowed."""
+    mountpoint = tmp_path / "disk"
+    mountpoint.mkdir()
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mountpoint)],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"cannot mount a small filesystem here: {r.stderr.strip()}")
+    try:
+        yield mountpoint
+    finally:
+        subprocess.run(["umount", "-l", str(mountpoint)], check=False)
+
+
+def fill(folder) -> None:
+    """Fill the filesystem of ``folder`` to the last byte."""
+    with open(folder / "filler", "wb", buffering=0) as fh:
+        try:
+            while True:
+                fh.write(b"\0" * 4096)
+        except OSError:
+            pass
+
+
+def test_a_full_disk_at_start_is_a_clear_error_and_nothing_half_written(small_disk, hand,
+                                                                         tmp_path):
+    config = write_config(tmp_path / "serve.toml", hand)
+    fill(small_disk)
+    r = run_cli(["serve", "--data", str(small_disk / "data"), "--config", str(config),
+                 "--port", "0"])
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "full" in r.stderr, r.stderr
+    (small_disk / "filler").unlink()  # room again: the log starts as if nothing happened
+    log = GameLog.open(small_disk / "data")
+    assert log.integrity_check() == "ok" and log.snapshot()["seq"] == 1
+    log.close()
+
+
+def test_a_disk_filling_up_during_play_keeps_every_stored_event(small_disk):
+    log = GameLog.open(small_disk / "data")
+    stored = 0
+    with pytest.raises(LogError, match="full"):
+        for _ in range(10_000):
+            log.refuse(None, None, "a long refusal message " * 20)
+            stored = log.snapshot()["seq"]
+    assert log.snapshot()["seq"] == stored  # the failed event is not in the game
+    assert log.integrity_check() == "ok"
+    log.close()
+    again = GameLog.open(small_disk / "data")
+    assert again.snapshot()["seq"] == stored and again.integrity_check() == "ok"
+    again.close()
