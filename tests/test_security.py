@@ -285,3 +285,18 @@ def test_secret_and_pin_are_per_install_and_owner_only(tmp_path, tmp_path_factor
         assert pin_file.read_text().strip() in out  # the PIN is shown to the table
         secrets_seen.append(secret)
     assert secrets_seen[0] != secrets_seen[1]
+
+
+def test_a_guesser_changing_address_joins_one_slowed_crowd():
+    """Past MAX_CLIENTS failing addresses, new ones share one place: changing address
+    gains nothing, and the table of failures cannot grow without bound."""
+    now = [0.0]
+    throttle = pins.Throttle(clock=lambda: now[0], max_clients=4)
+    for i in range(4):
+        throttle.failed(f"10.0.0.{i}")
+    waits = [throttle.wait_for(f"10.0.1.{i}") or throttle.failed(f"10.0.1.{i}")
+             for i in range(10)]
+    assert waits[:3] == [0, 0, 0] and all(w > 0 for w in waits[3:])
+    assert throttle.wait_for("10.0.9.9") > 0  # a new address waits with the crowd
+    assert len(throttle._failures) == 5
+    assert throttle.wait_for("10.0.0.1") == 0  # the ones known before keep their own count

@@ -30,6 +30,11 @@ FIRST_DELAY = 1.0
 MAX_DELAY = 60.0
 #: Forget a client's failures after this long without an attempt.
 FORGET_AFTER = 15 * 60.0
+#: Clients whose failures are kept one by one; past this many, new clients share one
+#: slowed-down place (a guesser changing its address often gains nothing, and the
+#: table of failures cannot grow without bound).
+MAX_CLIENTS = 1024
+CROWD = "*crowd*"
 
 
 def _read_or_create(path: Path, make: Callable[[], str]) -> str:
@@ -102,8 +107,10 @@ class Throttle:
     """
 
     def __init__(self, *, free: int = FREE_ATTEMPTS, first: float = FIRST_DELAY,
-                 cap: float = MAX_DELAY, clock: Callable[[], float] = time.monotonic) -> None:
+                 cap: float = MAX_DELAY, clock: Callable[[], float] = time.monotonic,
+                 max_clients: int = MAX_CLIENTS) -> None:
         self.free = free
+        self.max_clients = max_clients
         self.first = first
         self.cap = cap
         self._clock = clock
@@ -113,14 +120,20 @@ class Throttle:
     def wait_for(self, client: str) -> float:
         """Seconds the client must still wait before it may try a PIN (0 if none)."""
         with self._lock:
-            count, not_before = self._failures.get(client, (0, 0.0))
+            count, not_before = self._failures.get(self._key(client), (0, 0.0))
             return max(0.0, not_before - self._clock()) if count else 0.0
+
+    def _key(self, client: str) -> str:
+        if client in self._failures or len(self._failures) < self.max_clients:
+            return client
+        return CROWD
 
     def failed(self, client: str) -> float:
         """Count a wrong PIN; returns the wait before the next attempt."""
         now = self._clock()
         with self._lock:
             self._forget_old(now)
+            client = self._key(client)
             count = self._failures.get(client, (0, 0.0))[0] + 1
             over = count - self.free
             delay = 0.0 if over <= 0 else min(self.cap, self.first * 2 ** (over - 1))
