@@ -22,7 +22,14 @@ import numpy as np
 
 from companion.cards import BACK_IDS, CARD_IDS, Card
 from vision.locate import refine_quad
-from vision.profile import CARD_MM, DeckProfile, chroma_hist
+from vision.profile import (
+    CARD_MM,
+    CHROMA_MIN,
+    COLOUR_MARGIN_MM,
+    HIST_BINS,
+    DeckProfile,
+    chroma_hist,
+)
 
 #: Resolution (px/mm) of the rectified zone the card search runs on.
 ZONE_PX_PER_MM = 0.35
@@ -115,6 +122,20 @@ def paper_balanced(bgr: np.ndarray) -> np.ndarray:
     return np.clip(bgr.astype(np.float32) * gains, 0, 255).astype(np.uint8)
 
 
+def colour_signature(bgr: np.ndarray) -> np.ndarray:
+    """Shares of a card's pixels (inside COLOUR_MARGIN_MM) that are grey and that fall
+    in each Lab a*b* hue bin: sums to 1. Two faces agree when both their paper and
+    their inks agree."""
+    m = round(COLOUR_MARGIN_MM * MATCH_PX_PER_MM)
+    lab = cv2.cvtColor(bgr[m:bgr.shape[0] - m, m:bgr.shape[1] - m], cv2.COLOR_BGR2Lab)
+    a = lab[..., 1].astype(np.float32) - 128
+    b = lab[..., 2].astype(np.float32) - 128
+    mask = ((a * a + b * b) > CHROMA_MIN ** 2).astype(np.uint8)
+    hist = cv2.calcHist([lab], [1, 2], mask, [HIST_BINS, HIST_BINS], [0, 256, 0, 256]).ravel()
+    total = float(lab.shape[0] * lab.shape[1])
+    return np.concatenate([[total - hist.sum()], hist]) / max(total, 1.0)
+
+
 def _unit_rows(stack: np.ndarray) -> np.ndarray:
     m = stack.reshape(stack.shape[0], -1).astype(np.float32)
     m -= m.mean(axis=1, keepdims=True)
@@ -156,6 +177,11 @@ class CardMatcher:
         self.face_hist = [chroma_hist(paper_balanced(cv2.resize(
             profile.faces[cid], self.size, interpolation=cv2.INTER_AREA)),
             px_per_mm=MATCH_PX_PER_MM) for cid in self.ids]
+        # ... but not for telling a card from the table: balanced on its lightest part,
+        # plain wood turns grey like paper
+        self.face_sig = [colour_signature(cv2.resize(
+            profile.faces[cid], self.size, interpolation=cv2.INTER_AREA))
+            for cid in self.ids]
         self.cult_hist = {}
         for cult in ("sun", "moon"):
             hist = sum(h for h, c in zip(self.face_hist, self.cult_of, strict=True) if c == cult)
@@ -208,7 +234,8 @@ class CardMatcher:
         both = np.maximum(scores[:n], scores[n:])
         turned = scores[n:] > scores[:n]
         card_bgr = card_bgr[p:card_bgr.shape[0] - p, p:card_bgr.shape[1] - p]
-        hist = chroma_hist(paper_balanced(card_bgr), px_per_mm=MATCH_PX_PER_MM)
+        balanced = paper_balanced(card_bgr)
+        hist = chroma_hist(balanced, px_per_mm=MATCH_PX_PER_MM)
         overlap = {c: float(np.minimum(hist, h).sum()) for c, h in self.cult_hist.items()}
         colour_cult = None
         if hist.sum() > 0:
@@ -253,10 +280,8 @@ class CardMatcher:
         i1 = best + (n if turned[best] else 0)
         seen = windows[where[i1]] if i1 in where else gray[p:p + h, p:p + w]
         quarters = self._quarters(seen, i1)
-        # how far its colours are that face's colours (reported, not decisive: a dark
-        # face on a dark cloth shares them)
-        face_hist = self.face_hist[best]
-        colour = float(np.minimum(hist, face_hist).sum()) if face_hist.sum() > 0 else 1.0
+        # how far its colours (grey share and hues) are that face's colours
+        colour = float(np.minimum(colour_signature(card_bgr), self.face_sig[best]).sum())
         ok = (score >= MIN_MATCH and margin >= MIN_MARGIN and agree
               and presence >= MIN_PRESENCE and quarters >= MIN_QUARTER and twin_ok
               and cid in CARD_IDS)

@@ -119,10 +119,10 @@ class Recogniser:
         if not hypotheses:
             return SideReading(seat.value, None, 1.0, None, None)
         # the best outline is normally the card on top; another pose replaces its
-        # reading only when that one is unnamed and the other is named surely (an
-        # older card beneath, named half-seen, must not win)
+        # reading only when a card surely lies there but cannot be named, and the other
+        # is named surely (an older card beneath, named half-seen, must not win)
         best = self._read_pose(frame, seat, H, *hypotheses[0])
-        if best.card_id in (None, "unknown"):
+        if best.card_id == "unknown":
             for corners, strength, template in hypotheses[1:]:
                 reading = self._read_pose(frame, seat, H, corners, strength, template)
                 if reading.card_id not in (None, "unknown") and _sure(reading.identity):
