@@ -2,15 +2,25 @@
 make its outline precise, and name it.
 
 * :class:`CardFinder` — in a zone image rectified to the table plane (known px/mm, so
-  a card has a known size), correlate the deck's generic faces over turns within
-  :data:`MAX_TURN_DEG` of the seat's direction and centres near the side; the card on
-  top shows its whole face, older cards beneath it only part. Then refine the outline
-  on the frame itself at :data:`REFINE_PX_PER_MM`. Correlation is normalised, so no
-  light level is assumed.
-* :class:`CardMatcher` — identity by normalised correlation of the light-normalised,
-  rectified face against every face of the profile (both ways up), cult by the
-  chroma histogram against the profile's cult colours; they must agree, and a weak
-  or ambiguous match is ``"unknown"``.
+  a card has a known size), correlate the deck's generic faces (each cult's mean face,
+  and faces unlike it such as a purgatory) over turns within :data:`MAX_TURN_DEG` of
+  the seat's direction and centres near the side; the card on top shows its whole
+  face, older cards beneath it only part. A few distinct poses are kept. Each is made
+  precise on the frame itself at :data:`REFINE_PX_PER_MM` (:func:`refine_quad`), and
+  once nearly named, again with that card's own face (a mm of misplacement is what
+  makes one cleric look like another).
+* :class:`CardMatcher` — identity by normalised correlation of the rectified, blurred
+  grey face with every face of the profile, both ways up, weighted towards where the
+  deck's faces differ (the frame every card shares says nothing) and searched over
+  small shifts. It must reach :data:`MIN_MATCH`, lead the best card of another name by
+  :data:`MIN_MARGIN` of the gap between those two faces, and three of the card's four
+  quarters must look like it (a hand or the table over half a "card" fails). Cult by
+  colour: the chroma histogram, white-balanced on the card's own paper, against each
+  cult's; colour and shape must agree, and faces alike in grey but for their cult
+  (same name) need colour to decide. Weak or ambiguous evidence gives ``"unknown"``.
+
+Correlations are normalised and colours balanced on the card itself, so no light
+level is assumed; the constants below are in the card's own millimetres.
 """
 
 from __future__ import annotations
