@@ -46,6 +46,8 @@ MIN_TWILIGHT_SCORE = 0.45
 #: and its chroma and lightness as a ratio of the fill's (the light may be dim or bright).
 FILL_HUE_TOLERANCE_DEG = 25.0
 FILL_RATIO_RANGE = (0.4, 1.8)
+#: Score a Twilight card completed from a part in view must reach.
+MIN_COMPLETED_SCORE = 0.5
 #: Hidden-card completion: how many of the largest fill-colour regions are tried, and
 #: the least area (as a fraction of the smallest card's squared height) worth it.
 PARTIAL_REGIONS = 6
@@ -251,6 +253,22 @@ def colour_regions(frame: np.ndarray, fills: tuple[np.ndarray, ...], *,
         tried.sort(key=lambda t: -t[0])
         for _, contour in tried[:PARTIAL_REGIONS]:
             quads += [_grow(q, 1.0) / scale for q in _completions(contour, partial)]
+        # each quarter of the face is a triangle with its apex at the centre: one
+        # quarter in view gives the whole face (its base mirrored through the apex)
+        quarters = []
+        for near in each:
+            part = cv2.erode(near.astype(np.uint8) * 255, np.ones((3, 3), np.uint8))
+            found, _ = cv2.findContours(part, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+            for contour in found:
+                area = cv2.contourArea(contour)
+                (_, _), (rw, rh), _ = cv2.minAreaRect(contour)
+                if area >= PARTIAL_MIN_AREA * lo * lo / 4 and max(rw, rh) <= hi:
+                    quarters.append((area, contour))
+        quarters.sort(key=lambda t: -t[0])
+        for _, contour in quarters[:PARTIAL_REGIONS]:
+            quad = _mirrored_triangle(contour)
+            if quad is not None:
+                quads.append(_grow(quad, 1.0) / scale)
         return quads
     for contour in contours:
         (_, _), (rw, rh), _ = cv2.minAreaRect(contour)
@@ -265,6 +283,21 @@ def colour_regions(frame: np.ndarray, fills: tuple[np.ndarray, ...], *,
         # the erosion took a pixel off each side
         quads.append(_grow(_quad_of(hull), 1.0) / scale)
     return quads
+
+
+def _mirrored_triangle(contour: np.ndarray) -> Quad | None:
+    """The face a triangular quarter belongs to: its longest side is one of the face's
+    sides and its apex the face's centre."""
+    _, tri = cv2.minEnclosingTriangle(contour.astype(np.float32))
+    if tri is None:
+        return None
+    tri = tri.reshape(3, 2)
+    lengths = [np.linalg.norm(tri[(i + 1) % 3] - tri[i]) for i in range(3)]
+    i = int(np.argmax(lengths))
+    b1, b2, apex = tri[i], tri[(i + 1) % 3], tri[(i + 2) % 3]
+    if lengths[i] < 4:
+        return None
+    return _clockwise(np.float32([b1, b2, 2 * apex - b1, 2 * apex - b2]))
 
 
 def _completions(contour: np.ndarray, inner_mm: tuple[float, float]) -> list[Quad]:
@@ -347,16 +380,18 @@ def locate(frame: np.ndarray, model: TwilightModel, *, mirror: bool = False,
     # light as the border, or a hand breaking the border's ring); last, regions a
     # hand cut, completed to whole cards
     inner = (CARD_MM[0] - 2 * model.inset_mm, CARD_MM[1] - 2 * model.inset_mm)
-    stages = (ring_holes, lambda f: ring_holes(f, thin=True),
-              lambda f: colour_regions(f, model.fills),
-              lambda f: colour_regions(f, model.fills, partial=inner))
+    # (a card completed from a part in view must fit better than one seen whole)
+    completed = max(min_score, MIN_COMPLETED_SCORE)
+    stages = ((ring_holes, min_score), (lambda f: ring_holes(f, thin=True), min_score),
+              (lambda f: colour_regions(f, model.fills), min_score),
+              (lambda f: colour_regions(f, model.fills, partial=inner), completed))
     w_mm, h_mm = CARD_MM
     outer_mm = np.float32([(0, 0), (w_mm, 0), (w_mm, h_mm), (0, h_mm)]).reshape(-1, 1, 2)
-    for candidates in stages:
+    for candidates, needed in stages:
         scored = sorted((verify(frame, quad, model) for quad in candidates(frame)),
                         key=lambda c: -c[0])
         for score, inner_quad in scored[:MAX_REFINED]:
-            if score < min_score:
+            if score < needed:
                 break
             H_inner = cv2.getPerspectiveTransform(model.inner_mm, inner_quad.astype(np.float32))
             quad = cv2.perspectiveTransform(outer_mm, H_inner).reshape(4, 2)
@@ -368,7 +403,7 @@ def locate(frame: np.ndarray, model: TwilightModel, *, mirror: bool = False,
             h, w = frame.shape[:2]
             inside = bool(np.all((quad >= -IN_VIEW_MARGIN * h)
                                  & (quad <= np.array([w, h]) + IN_VIEW_MARGIN * h)))
-            if fine >= min_score and plausible(quad) and inside:
+            if fine >= needed and plausible(quad) and inside:
                 return pose_from_quad(quad, min(score, fine), mirror=mirror)
     return None
 
