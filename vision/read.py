@@ -121,6 +121,9 @@ class Identity:
     quarters: float = 1.0
     #: the best-matching face's id even when the evidence was too weak to name it
     best: str | None = None
+    #: the best face of another name, and whether every test but the margin passed
+    rival: str | None = None
+    plausible: bool = False
 
 
 def paper_balanced(bgr: np.ndarray) -> np.ndarray:
@@ -292,14 +295,15 @@ class CardMatcher:
         quarters = self._quarters(seen, i1)
         # how far its colours (grey share and hues) are that face's colours
         colour = float(np.minimum(colour_signature(card_bgr), self.face_sig[best]).sum())
-        ok = (score >= MIN_MATCH and margin >= MIN_MARGIN and agree
-              and presence >= MIN_PRESENCE and quarters >= MIN_QUARTER and twin_ok
-              and cid in CARD_IDS)
+        plausible = (score >= MIN_MATCH and agree and presence >= MIN_PRESENCE
+                     and quarters >= MIN_QUARTER and twin_ok and cid in CARD_IDS)
+        ok = plausible and margin >= MIN_MARGIN
+        rival = self.ids[max(others, key=lambda i: both[i])] if others else None
         confidence = float(np.clip(min((score - MIN_MATCH) / (1 - MIN_MATCH),
                                        margin / (2 * MIN_MARGIN)), 0, 1)) if ok else 0.0
         return Identity(cid if ok else "unknown", colour_cult or self.cult_of[best],
                         confidence, score, margin, bool(turned[best]), presence,
-                        colour, quarters, cid)
+                        colour, quarters, cid, rival, plausible)
 
 
 # -- finding the uppermost card in a zone ------------------------------------------------------
