@@ -313,6 +313,26 @@ def test_undo_with_nothing_played_is_refused(table, log):
     unchanged(log, before)
 
 
+def test_lay_a_missed_card_by_hand(table, client, log):
+    play_first_trick(log)
+    before = log.snapshot()
+    nxt = before["hand"]["next"]
+    wrong = "sun-hierarch" if nxt["cult"] == "moon" else "moon-hierarch"
+    r = table.post("/api/play", {"seat": nxt["seat"], "card": wrong})
+    assert r.status_code == 409 and "(R3)" in r.get_json()["error"]
+    unchanged(log, before)
+    assert client.post("/api/play", json={"seat": nxt["seat"], "card": wrong}).status_code in (
+        401, 403)
+    played = {p["card"] for p in before["hand"]["plays"]}
+    card = next(f"{nxt['cult']}-{n}" for n in ("novice", "adept", "priest", "souls-3", "altar")
+                if f"{nxt['cult']}-{n}" not in played)
+    r = table.post("/api/play", {"seat": nxt["seat"], "card": card})
+    assert r.status_code == 200
+    last = log.events()[-1]
+    assert last["type"] == "play" and last["data"] == {"seat": nxt["seat"], "card": card,
+                                                       "source": "web"}
+
+
 def test_correct_changes_the_score(table, log):
     play_first_trick(log)
     assert log.snapshot()["hand"]["score"]["moon"] == 15

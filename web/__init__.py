@@ -15,7 +15,8 @@ with ``csrf_token``, and need the table PIN session):
 - ``GET /api/state`` (C9: ``hand`` C3, ``match`` C4 output, extras; ETag),
   ``/api/version``, ``/api/events`` (server-sent events), ``/api/choices/<k>``
 - ``GET /api/session``; ``POST /api/login`` {pin}, ``/api/logout``
-- ``POST /api/undo``, ``/api/correct`` {index, card}, ``/api/dismiss``,
+- ``POST /api/undo``, ``/api/correct`` {index, card}, ``/api/play`` {seat, card},
+  ``/api/dismiss``,
   ``/api/setup`` {dealer, leader, soloist}, ``/api/names`` {names},
   ``/api/new-hand`` {dealer, leader, soloist, abandon}, ``/api/new-match``
   {mode, goal, pairing, soloist, dealer, names}, ``/api/mode`` {mode, soloist,

@@ -101,6 +101,16 @@ def correct(data: dict[str, Any]) -> Response:
     return done(game_log().correct(index, card(data), source="web"))
 
 
+@bp.post("/api/play")
+@table_control
+def play(data: dict[str, Any]) -> Response:
+    """Lay a card by hand for ``seat``: one the camera missed, or the right card in
+    place of a refused one. Checked by the rules exactly like the camera's plays."""
+    where = seat(data, "seat", required=True)
+    assert where is not None
+    return done(game_log().play(where, card(data), source="web"))
+
+
 @bp.post("/api/dismiss")
 @table_control
 def dismiss(data: dict[str, Any]) -> Response:
