@@ -145,6 +145,7 @@ class Companion:
         self.check = FrameCheck()
         self._feed_errors = 0
         self._feed_failing = False
+        self.demo_table: Any = None
 
     # -- parts ------------------------------------------------------------------------------
     def start_camera(self) -> None:
@@ -155,6 +156,10 @@ class Companion:
             options = {"hands": self.opts.hands, "seed": self.opts.seed,
                        "speed": self.opts.speed}
         self.source = open_source(self.opts.source, self.opts.size, **options)
+        if self.opts.demo:
+            from companion.demo_table import DemoTable
+
+            self.demo_table = DemoTable(self.log, self.source.table)
         if self.source.live:
             self.capture = LatestFrame(self.source).start()
 
@@ -349,6 +354,8 @@ class Companion:
                 break
             self.frames_seen += 1
             # C7 frame numbers count from 0, as the frame files of a recording do
+            if self.demo_table is not None:
+                self.demo_table.step()
             try:
                 self.tracker.feed(frame.number - 1, frame.image, self.expect, self.observe)
                 if self._feed_failing:

@@ -28,6 +28,9 @@ class ConsoleReporter:
         kind = event["type"]
         hand = snap["hand"]
         if kind == "play":
+            data = event["data"]
+            if data.get("source") in ("table", "web"):
+                self._say(f"laid by hand at the table: {data.get('seat')} {data.get('card')}")
             tricks = hand["tricks"]
             if tricks and len(tricks[-1]["plays"]) == 4:
                 self._trick(len(tricks), tricks[-1], hand)
