@@ -26,6 +26,7 @@ test: $(STAMP) browser lint
 	$(PY) -m pytest -q
 
 bench: $(STAMP)
+	$(PY) -m compileall -q companion vision hardware web bench >/dev/null
 	$(PY) -m bench
 
 soak: $(STAMP) browser
