@@ -59,7 +59,7 @@ OWN_TEMPLATE_BELOW = 0.5
 #: Second, precise pass over a found card: resolution, shifts and turns searched.
 REFINE_PX_PER_MM = 1.6
 REFINE_SHIFT_MM = 6.0
-REFINE_TURNS_DEG = (-2.0, -1.0, 0.0, 1.0, 2.0)
+REFINE_TURNS_DEG = (-1.5, 0.0, 1.5)
 #: ... and card sizes, relative to the size the Twilight card's pose implies.
 REFINE_SCALES = (0.97, 1.0, 1.03)
 #: Third pass, with the nearly named card's own face: shifts, turns and sizes searched.
@@ -427,8 +427,10 @@ class CardFinder:
                    or abs(r[4] - o[4]) >= DISTINCT_TURN_DEG for o in chosen):
                 chosen.append(r)
         found = []
-        for best in chosen:
-            for d in FINE_TURN_STEPS_DEG:
+        for n, best in enumerate(chosen):
+            # the finer turns only for the likeliest pose: the others are fallbacks,
+            # and the precise fit searches turns anyway
+            for d in FINE_TURN_STEPS_DEG if n == 0 else ():
                 r = at(best[4] + d, [best[2]])[0]
                 if r[0] > best[0]:
                     best = r

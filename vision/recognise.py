@@ -59,8 +59,6 @@ from vision.read import (
 
 TwilightPose = _locate.TwilightPose
 
-#: Poses whose outline scores at least this share of the best are read too (stacks).
-STACK_RATIO = 0.85
 #: A reading this good (correlation, pair margin, quarters) gets no second look.
 SURE_SCORE = 0.95
 SURE_MARGIN = 0.8
@@ -120,16 +118,12 @@ class Recogniser:
         self._add_ms("find_ms", t2 - t1)
         if not hypotheses:
             return SideReading(seat.value, None, 1.0, None, None)
-        # Poses whose outline fits nearly as well as the best may be the card on top
-        # while the best is an older card beneath (a lying trick): the card on top
-        # shows its whole face, so of those the best-matching face wins. Any further
-        # pose replaces an unnamed reading only when it is named surely.
-        top = hypotheses[0][1]
-        rivals = [h for h in hypotheses if h[1] >= STACK_RATIO * top]
-        readings = [self._read_pose(frame, seat, H, *h) for h in rivals]
-        best = max(readings, key=_face_evidence)
+        # the best outline is normally the card on top; another pose replaces its
+        # reading only when a card surely lies there but cannot be named, and the other
+        # is named surely (an older card beneath, named half-seen, must not win)
+        best = self._read_pose(frame, seat, H, *hypotheses[0])
         if best.card_id == "unknown":
-            for corners, strength, template in hypotheses[len(rivals):]:
+            for corners, strength, template in hypotheses[1:]:
                 reading = self._read_pose(frame, seat, H, corners, strength, template)
                 if reading.card_id not in (None, "unknown") and _sure(reading.identity):
                     best = reading
@@ -219,13 +213,6 @@ class Recogniser:
         self.last_readings = {"card": SideReading("card", ident.card_id, ident.confidence,
                                                   ident.cult, quad, ident)}
         return ident
-
-
-def _face_evidence(reading: SideReading) -> float:
-    """How whole a reading's face shows: its correlation with the face it resembles
-    most, over the whole card and over its weaker quarters."""
-    ident = reading.identity
-    return -4.0 if ident is None else ident.score + ident.quarters
 
 
 def _sure(ident: Identity) -> bool:
