@@ -179,6 +179,8 @@ def part_demo() -> dict:
         "rss_after_first_hand_mb": warm[1] if warm else None,
         "rss_end_mb": end[1] if end else None,
         "rss_growth_mb": round(end[1] - warm[1], 1) if warm and end else None,
+        "rss_growth_second_half_mb": round(end[1] - samples[len(samples) // 2][1], 1)
+        if samples else None,
         "rss_peak_mb": max((s[1] for s in samples), default=None),
         "goal_growth_mb": 5,
         "samples_every_5s": samples[:: max(1, len(samples) // 40)],
