@@ -28,6 +28,10 @@ from companion.sdnotify import notify, watchdog_interval
 
 logger = logging.getLogger("twilight")
 
+# numpy's threaded BLAS is several times slower than one thread for recognition's
+# small matrix products on a busy Pi; set before numpy is first imported (lazily).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 #: Seconds between the watch loop's looks at a live camera when no frame came.
 FRAME_WAIT_S = 0.5
 #: Seconds of byte-identical frames after which a live camera counts as frozen
