@@ -11,6 +11,7 @@ server refuses a stream (its cap keeps threads free) the phone polls
 
 from __future__ import annotations
 
+import bisect
 import http.client
 import json
 import sqlite3
@@ -34,7 +35,7 @@ class PhoneSim(threading.Thread):
         super().__init__(name=name, daemon=True)
         self.port = port
         self.stop = stop
-        self.seen: dict[int, float] = {}  # plays count -> when first seen (time.time())
+        self.seen: list[tuple[int, float]] = []  # (game log seq, when first seen)
         self.version = -1
         self.errors: list[str] = []
         self.streams = self.polls = self.refused_streams = self.requests = 0
@@ -61,10 +62,14 @@ class PhoneSim(threading.Thread):
             self.get(conn, part)
         status, body = self.get(conn, "/api/state")
         if status == 200:
-            count = len(json.loads(body)["hand"]["plays"])
-            now = time.time()
-            for k in range(1, count + 1):
-                self.seen.setdefault(k, now)
+            seq = int(json.loads(body)["seq"])
+            if not self.seen or seq > self.seen[-1][0]:
+                self.seen.append((seq, time.time()))
+
+    def saw(self, seq: int) -> float | None:
+        """When this phone first had a state with the event ``seq`` in it."""
+        at = bisect.bisect_left(self.seen, (seq, 0.0))
+        return self.seen[at][1] if at < len(self.seen) else None
 
     def run(self) -> None:
         conn = http.client.HTTPConnection(LOOPBACK, self.port, timeout=30)
@@ -150,13 +155,14 @@ class Probe(threading.Thread):
             self.stop.wait(0.25)
 
 
-def play_times(data: Path) -> list[float]:
+def play_times(data: Path) -> list[tuple[int, float]]:
+    """(seq, time stored) of every play in the game log."""
     db = sqlite3.connect(data / "game.sqlite3", timeout=10)
     try:
-        rows = db.execute("SELECT ts FROM events WHERE type = 'play' ORDER BY seq").fetchall()
+        rows = db.execute("SELECT seq, ts FROM events WHERE type = 'play' ORDER BY seq")
+        return [(int(seq), float(ts)) for seq, ts in rows.fetchall()]
     finally:
         db.close()
-    return [r[0] for r in rows]
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -184,8 +190,8 @@ def phones_on_the_page(serve: Serve, phones: int, seconds: float) -> dict[str, A
         t.join(35)
     times = play_times(serve.data)
     everyone, each = [], []
-    for k, ts in enumerate(times, start=1):
-        seen = [s.seen.get(k) for s in sims]
+    for seq, ts in times:
+        seen = [s.saw(seq) for s in sims]
         if any(t is None for t in seen):
             continue  # the run ended before every phone could see it
         lags = [t - ts for t in seen]
