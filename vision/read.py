@@ -54,6 +54,10 @@ FINE_TURN_STEPS_DEG = (-2.0, 2.0)
 HYPOTHESES = 3
 DISTINCT_MM = 8.0
 DISTINCT_TURN_DEG = 6.0
+#: Outline fallback poses per zone, and how far (zone px) inside and outside the
+#: outline its edges must stand out.
+OUTLINE_HYPOTHESES = 2
+OUTLINE_RIDGE_PX = 2
 #: A face correlating less than this with its cult's mean face gets its own template.
 OWN_TEMPLATE_BELOW = 0.5
 #: Second, precise pass over a found card: resolution, shifts and turns searched.
@@ -355,6 +359,20 @@ class CardFinder:
         generic = means + unlike
         self.n_mean_templates = 2 * len(means)
         self.templates, self.fine_templates = [], []
+        # a card's outline: its edges (across them: x gradient on the long sides, y on
+        # the short) stronger than the same lines OUTLINE_RIDGE_PX inside and outside
+        tw, th = self.size
+        d = OUTLINE_RIDGE_PX
+        shape = (th + 1 + 2 * d, tw + 1 + 2 * d)
+        self.outline_v, self.outline_h = np.zeros(shape, np.float32), np.zeros(shape, np.float32)
+        for x in (d, d + tw):
+            self.outline_v[d + 1:d + th, x] += 1.0
+            self.outline_v[d + 1:d + th, x - d] -= 0.5
+            self.outline_v[d + 1:d + th, x + d] -= 0.5
+        for y in (d, d + th):
+            self.outline_h[y, d + 1:d + tw] += 1.0
+            self.outline_h[y - d, d + 1:d + tw] -= 0.5
+            self.outline_h[y + d, d + 1:d + tw] -= 0.5
         self.face_templates = {
             cid: cv2.cvtColor(cv2.resize(face, fine, interpolation=cv2.INTER_AREA),
                               cv2.COLOR_BGR2GRAY).astype(np.float32)
@@ -407,6 +425,30 @@ class CardFinder:
                 out.append((mx, loc, k, M, angle))
             return out
 
+        outline_best: list = []
+
+        def outline_at(angle: float) -> None:
+            """The best whole-card outline at *angle* (an edge all round, stronger than
+            just inside and outside it), kept for when the faces place no card."""
+            M = cv2.getRotationMatrix2D(centre, angle, 1.0)
+            rot = cv2.warpAffine(gray, M, (zw, zh), flags=cv2.INTER_LINEAR,
+                                 borderMode=cv2.BORDER_REPLICATE)
+            gx = np.abs(cv2.Sobel(rot, cv2.CV_32F, 1, 0, ksize=3))
+            gy = np.abs(cv2.Sobel(rot, cv2.CV_32F, 0, 1, ksize=3))
+            res = (cv2.matchTemplate(gx, self.outline_v, cv2.TM_CCORR)
+                   + cv2.matchTemplate(gy, self.outline_h, cv2.TM_CCORR))
+            d = OUTLINE_RIDGE_PX
+            Minv = cv2.invertAffineTransform(M)
+            ox, oy = cx[:res.shape[0], :res.shape[1]] + d, cy[:res.shape[0], :res.shape[1]] + d
+            ux = Minv[0, 0] * ox + Minv[0, 1] * oy + Minv[0, 2]
+            uy = Minv[1, 0] * ox + Minv[1, 1] * oy + Minv[1, 2]
+            ok = ((np.abs(ux / s - zw / 2 / s) <= CENTRE_U_MM)
+                  & ((zh - uy) / s >= CENTRE_V_MM[0]) & ((zh - uy) / s <= CENTRE_V_MM[1]))
+            res[~ok] = -np.inf
+            _, mx, _, (x, y) = cv2.minMaxLoc(res)
+            if np.isfinite(mx):
+                outline_best.append((mx, (x + d, y + d), -1, M, angle))
+
         def centre_of(h) -> np.ndarray:
             x, y = h[1]
             return cv2.transform(np.float32([[(x + tw / 2, y + th / 2)]]),
@@ -419,13 +461,27 @@ class CardFinder:
         results += [r for a in dominant for r in at(a, every)]
         results.sort(key=lambda r: -r[0])
         chosen: list = []
+
+        def distinct(r) -> bool:
+            c = centre_of(r)
+            return all(np.linalg.norm(c - centre_of(o)) / s >= DISTINCT_MM
+                       or abs(r[4] - o[4]) >= DISTINCT_TURN_DEG for o in chosen)
+
         for r in results:
             if r[0] < min_score or len(chosen) >= limit:
                 break
-            c = centre_of(r)
-            if all(np.linalg.norm(c - centre_of(o)) / s >= DISTINCT_MM
-                   or abs(r[4] - o[4]) >= DISTINCT_TURN_DEG for o in chosen):
+            if distinct(r):
                 chosen.append(r)
+        if chosen and limit > 1:
+            # a plain card on a plain table, or one unlike every generic face, may fit
+            # no face well where it lies: its outline then places it (as a fallback —
+            # a card's inner frame is an outline too, so faces come first)
+            for a in sorted(set(grid) | set(dominant)):
+                outline_at(a)
+            outline_best.sort(key=lambda r: -r[0])
+            for r in outline_best[:OUTLINE_HYPOTHESES]:
+                if distinct(r):
+                    chosen.append((results[0][0], r[1], results[0][2], r[3], r[4]))
         found = []
         for n, best in enumerate(chosen):
             # the finer turns only for the likeliest pose: the others are fallbacks,

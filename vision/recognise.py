@@ -63,6 +63,12 @@ TwilightPose = _locate.TwilightPose
 SURE_SCORE = 0.95
 SURE_MARGIN = 0.8
 SURE_QUARTERS = 0.8
+#: Least quarter correlation of a fallback pose's reading (the best pose named no card)
+#: for it to count as the card on top.
+WHOLE_QUARTERS = 0.7
+#: The frame is shrunk by area to this many times the zone's resolution before the
+#: zone is warped out of it (anti-aliasing).
+ZONE_OVERSAMPLE = 1.5
 #: Supersampling of the card warp before it is shrunk to the match size (anti-aliasing).
 CARD_WARP_OVERSAMPLE = 2
 
@@ -108,9 +114,7 @@ class Recogniser:
         self.side_ms = {"zone_ms": 0.0, "find_ms": 0.0, "match_ms": 0.0}
         t0 = time.perf_counter()
         H = _locate.zone_homography(pose, side, ZONE_PX_PER_MM)
-        size = _locate.zone_size(ZONE_PX_PER_MM)
-        zone = cv2.warpPerspective(frame, H, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
-                                   borderMode=cv2.BORDER_REPLICATE)
+        zone = self._zone_image(frame, H)
         t1 = time.perf_counter()
         hypotheses = self.finder.find_all(zone)
         t2 = time.perf_counter()
@@ -119,17 +123,44 @@ class Recogniser:
         if not hypotheses:
             return SideReading(seat.value, None, 1.0, None, None)
         # the best outline is normally the card on top; another pose replaces its
-        # reading only when a card surely lies there but cannot be named, and the other
-        # is named surely (an older card beneath, named half-seen, must not win)
+        # reading only when the best cannot be named (or was no card after all), and the
+        # other is named surely (an older card beneath, named half-seen, must not win)
         best = self._read_pose(frame, seat, H, *hypotheses[0])
-        if best.card_id == "unknown":
-            for corners, strength, template in hypotheses[1:]:
-                reading = self._read_pose(frame, seat, H, corners, strength, template)
-                if reading.card_id not in (None, "unknown") and _sure(reading.identity):
-                    best = reading
-                    break
+        if best.card_id in (None, "unknown"):
+            named = [r for r in (self._read_pose(frame, seat, H, *h) for h in hypotheses[1:])
+                     if r.card_id not in (None, "unknown") and _whole(r.identity)]
+            if named:
+                best = max(named, key=lambda r: r.identity.score)
         self._add_ms("match_ms", time.perf_counter() - t2)
         return best
+
+    def _zone_image(self, frame: np.ndarray, H: np.ndarray) -> np.ndarray:
+        """The side zone rectified at ZONE_PX_PER_MM (*H*: zone px -> frame px). The
+        frame is first shrunk by area over the zone's bounding box to about
+        ZONE_OVERSAMPLE times the zone's resolution: a direct warp from several times
+        finer would alias a purgatory's stripes and a card's fine print into noise."""
+        size = _locate.zone_size(ZONE_PX_PER_MM)
+        w, h = size
+        corners = cv2.perspectiveTransform(
+            np.float64([[(0, 0)], [(w, 0)], [(w, h)], [(0, h)]]), H).reshape(4, 2)
+        fh, fw = frame.shape[:2]
+        x0, y0 = np.clip(np.floor(corners.min(axis=0)).astype(int) - 2, 0, (fw - 1, fh - 1))
+        x1, y1 = np.clip(np.ceil(corners.max(axis=0)).astype(int) + 2, 1, (fw, fh))
+        # frame px per zone px along the zone's edges
+        ratio = min(np.linalg.norm(corners[1] - corners[0]) / w,
+                    np.linalg.norm(corners[3] - corners[0]) / h)
+        k = ratio / ZONE_OVERSAMPLE
+        if k > 1.2 and x1 - x0 > 8 and y1 - y0 > 8:
+            crop = frame[y0:y1, x0:x1]
+            small = cv2.resize(crop, (max(1, round((x1 - x0) / k)), max(1, round((y1 - y0) / k))),
+                               interpolation=cv2.INTER_AREA)
+            sx, sy = small.shape[1] / (x1 - x0), small.shape[0] / (y1 - y0)
+            to_small = np.array([[sx, 0, -x0 * sx], [0, sy, -y0 * sy], [0, 0, 1.0]])
+            return cv2.warpPerspective(small, to_small @ H, size,
+                                       flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                                       borderMode=cv2.BORDER_REPLICATE)
+        return cv2.warpPerspective(frame, H, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                                   borderMode=cv2.BORDER_REPLICATE)
 
     def _read_pose(self, frame: np.ndarray, seat: Seat, H: np.ndarray, corners: np.ndarray,
                    strength: float, template: int) -> SideReading:
@@ -219,6 +250,12 @@ def _sure(ident: Identity) -> bool:
     """A reading no second look would change."""
     return (ident.card_id != "unknown" and ident.score >= SURE_SCORE
             and ident.margin >= SURE_MARGIN and ident.quarters >= SURE_QUARTERS)
+
+
+def _whole(ident: Identity) -> bool:
+    """A reading of a card whose face shows whole enough to be the one on top (an older
+    card beneath shows a part, and some quarter of it fails)."""
+    return ident.quarters >= WHOLE_QUARTERS
 
 
 def card_outline(image: np.ndarray) -> np.ndarray | None:
