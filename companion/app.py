@@ -111,6 +111,9 @@ class Options:
     hands: int = 0
     seed: int | None = None
     speed: float = 1.0
+    #: The simulated table's pace: "human" (a live camera at 10 fps) or "frames"
+    #: (table time moves on per frame recognised: every frame, as fast as they go).
+    pace: str = "human"
     size: tuple[int, int] = (1280, 720)
 
 
@@ -158,7 +161,7 @@ class Companion:
         options: dict[str, Any] = {}
         if self.opts.demo:
             options = {"hands": self.opts.hands, "seed": self.opts.seed,
-                       "speed": self.opts.speed}
+                       "speed": self.opts.speed, "realtime": self.opts.pace != "frames"}
         self.source = open_source(self.opts.source, self.opts.size, **options)
         if self.opts.demo:
             from companion.demo_table import DemoTable
@@ -566,6 +569,7 @@ def run_demo(args: argparse.Namespace) -> int:
     opts = Options(source="demo", deck=None, mirror=False, mode=None,
                    host=args.host or "127.0.0.1", port=args.port or config.web.port,
                    data=args.data, demo=True, hands=args.hands, seed=args.seed,
-                   speed=args.speed, size=(config.camera.width, config.camera.height))
+                   speed=args.speed, pace=getattr(args, "pace", "human"),
+                   size=(config.camera.width, config.camera.height))
     os.environ.setdefault("GPIOZERO_PIN_FACTORY", "mock")
     return _run(opts, config, serve_web=True, console=True)

@@ -106,6 +106,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--hands", type=int, default=0, help="stop after N hands (0: run on)")
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--speed", type=float, default=1.0, help="pace of the simulated table")
+    p.add_argument("--pace", choices=["human", "frames"], default="human",
+                   help="human: the simulated camera gives 10 frames a second, like a live "
+                   "one; frames: the table moves on one frame per frame recognised, none dropped, "
+                   "as fast as this machine goes (soaks and benchmarks; no camera preview)")
 
     leds = sub.add_parser("leds", help="seat LEDs")
     lsub = leds.add_subparsers(dest="leds_command", required=True, metavar="ACTION")

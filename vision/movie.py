@@ -89,6 +89,10 @@ BUMP_MAX_MM = 15.0
 BUMP_MAX_DEG = 10.0
 #: Seconds between hands.
 BETWEEN_HANDS_S = (1.5, 3.0)
+#: The demo camera: hands whose truth it keeps, and seconds the table lies still after
+#: its last hand before it ends (:class:`SimulatedTable` ``keep_hands``, ``end_still_s``).
+DEMO_KEEP_HANDS = 3
+DEMO_END_STILL_S = 6.0
 #: Frame file names written by ``simulate``.
 FRAME_PATTERN = "frame-{:06d}.jpg"
 #: Match record files written by ``simulate`` (a new match after one is won, R7).
@@ -627,27 +631,55 @@ class SimulatedTable:
 
     ``hands=0`` plays for ever. ``speed`` scales the pace of the table (2: twice as
     fast). With ``realtime`` (default) ``read()`` waits so frames come at ``fps``
-    like a live camera; pass ``realtime=False`` to get frames as fast as they render.
-    ``truth_events`` grows as frames are read (C7 form). Extra keyword options go to
+    like a live camera; pass ``realtime=False`` to get frames as fast as they render:
+    the table's time then moves on ``1/fps`` seconds per frame read, however long
+    the reader takes (nothing is dropped: see :attr:`live`).
+
+    ``truth_events`` grows as frames are read (C7 form); with ``keep_hands`` only the
+    events of the newest hands are kept (an endless demo must not grow), and
+    :attr:`truth_dropped` counts the events let go so far. ``end_still_s``: after the
+    last of ``hands`` hands the table lies still this long before the camera ends, so
+    the last card laid is seen (and can be fixed). Extra keyword options go to
     :class:`HandMovie` (``mode``, ``soloist``, ``bump``, ...).
     """
 
     def __init__(self, seed: int | None = None, style: int = 0,
                  size: tuple[int, int] = (1280, 720), fps: float = 10.0, hands: int = 0,
-                 speed: float = 1.0, realtime: bool = True, **options: Any) -> None:
+                 speed: float = 1.0, realtime: bool = True, keep_hands: int | None = None,
+                 end_still_s: float = 0.0, **options: Any) -> None:
         if seed is None:
             seed = int.from_bytes(os.urandom(4), "little")
+        if keep_hands is not None and keep_hands < 1:
+            raise ValueError(f"keep_hands must be at least 1, not {keep_hands}")
         self.seed = seed
         self.fps = float(fps)
         self.realtime = realtime
+        self.keep_hands = keep_hands
+        self.end_still_s = float(end_still_s)
         self.movie = HandMovie(seed, style, tuple(size), fps, hands=hands, speed=speed,
                                **options)
-        self._frames: Iterator[MovieFrame] | None = self.movie.frames()
+        self._frames: Iterator[MovieFrame] | None = self._movie_then_still()
         self._t0: float | None = None
         self.frame_index = -1
-        #: The C7 truth of what has been played so far.
+        #: The C7 truth of what has been played so far (the newest hands: ``keep_hands``).
         self.truth_events = self.movie.events
-        self.last: MovieFrame | None = None
+        #: How many of the first truth events were let go (``keep_hands``).
+        self.truth_dropped = 0
+        #: The table's hand index of ``hand_records[0]``.
+        self.first_kept_hand = 0
+
+    @property
+    def live(self) -> bool:
+        """Frames come at the table's pace whether read or not (a live camera), or at
+        the reader's pace, every one in order (a recording)."""
+        return self.realtime
+
+    def _movie_then_still(self) -> Iterator[MovieFrame]:
+        movie = self.movie
+        yield from movie.frames()
+        for _ in range(math.ceil(self.end_still_s * self.fps)):
+            yield movie._frame(_State())
+            movie.frame += 1
 
     def read(self) -> np.ndarray | None:
         """The next frame (BGR uint8), or ``None`` once the movie (or ``close``) ended."""
@@ -658,7 +690,8 @@ class SimulatedTable:
             self._frames = None
             return None
         self.frame_index = frame.index
-        self.last = frame
+        if self.keep_hands is not None:
+            self._let_old_hands_go()
         if self.realtime:
             now = time.monotonic()
             if self._t0 is None:
@@ -668,8 +701,24 @@ class SimulatedTable:
                 time.sleep(due - now)
         return frame.image
 
+    def _let_old_hands_go(self) -> None:
+        assert self.keep_hands is not None
+        records = self.movie.hand_records
+        extra = len(records) - self.keep_hands
+        if extra <= 0:
+            return
+        self.first_kept_hand += extra
+        del records[:extra]
+        events = self.movie.events
+        n = 0
+        while n < len(events) and events[n]["hand_index"] < self.first_kept_hand:
+            n += 1
+        del events[:n]
+        self.truth_dropped += n
+
     @property
     def hand_records(self) -> list[dict[str, Any]]:
+        """C2 records of the hands played so far (from hand ``first_kept_hand``)."""
         return self.movie.hand_records
 
     def close(self) -> None:

@@ -226,15 +226,17 @@ class Demo:
     """The built-in table simulator as a camera (``vision.movie.SimulatedTable``).
 
     Keyword options go to the simulator unchanged; its object is available as
-    ``.table`` for the demo's simulated LEDs and truth.
+    ``.table`` for the demo's simulated LEDs and truth. With ``realtime=False`` it is
+    read like a recording: every frame, the table moving on as frames are read.
     """
-
-    live = True
 
     def __init__(self, size: tuple[int, int] = DEFAULT_SIZE, **options: Any) -> None:
         movie = importlib.import_module("vision.movie")
         self.name = "demo"
+        options = {"keep_hands": movie.DEMO_KEEP_HANDS, "end_still_s": movie.DEMO_END_STILL_S,
+                   **options}
         self.table = movie.SimulatedTable(size=size, **options)
+        self.live = bool(self.table.live)
 
     def read(self) -> np.ndarray | None:
         return self.table.read()
