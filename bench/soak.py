@@ -8,13 +8,16 @@ checks exactly what ``make test`` checks, only longer:
 - ``http``   2500 hypothesis-fuzzed requests over every route (tests/test_fuzz);
 - ``score``  2500 fuzzed hand/match records into ``score`` (tests/test_fuzz);
 - ``load``   20 phones on the live page for 10 minutes (tests/test_load), loopback only;
-- ``demo``   ``demo`` for 200 hands (or ``SOAK_DEMO_MINUTES``, default 60): hand scores
-  against the simulator's truth, resident memory growth (goal ≤ 5 MB).
+- ``demo``   ``demo --pace frames`` for 200 hands (or ``SOAK_DEMO_MINUTES``, default 75;
+  ~15 s a hand on two cores): every logged hand's score against the simulator's
+  truth (the k-th hand of the log against the table's k-th), the simulated players'
+  fixes, resident memory after the first hand, at the end, peak, and growth.
 
 ``python -m bench.soak [PART ...]`` runs only the parts named. Environment:
 ``SOAK_KILLS`` (100), ``SOAK_REQUESTS`` (2500), ``SOAK_RECORDS`` (2500),
-``SOAK_LOAD_MINUTES`` (10), ``SOAK_DEMO_HANDS`` (200), ``SOAK_DEMO_MINUTES`` (60),
-``SOAK_DEMO_SPEED`` (2), ``SOAK_DEMO_SIZE`` (the demo's default camera size).
+``SOAK_LOAD_MINUTES`` (10), ``SOAK_DEMO_HANDS`` (200), ``SOAK_DEMO_MINUTES`` (75),
+``SOAK_DEMO_SPEED`` (2), ``SOAK_DEMO_SEED`` (7), ``SOAK_DEMO_SIZE`` (the demo's default
+camera size).
 """
 
 from __future__ import annotations
@@ -116,35 +119,99 @@ def _get(port: int, path: str) -> dict:
         return json.loads(resp.read())
 
 
-def _logged_hand_scores(data: Path) -> list[dict]:
+def _logged_hands(data: Path) -> tuple[list[dict], dict[str, int]]:
+    """Every complete hand in the log, oldest first (C2 plays and score), and how often
+    the simulated players had to help (table plays, corrections, undos, new matches)."""
     from companion.gamelog import GameLog
+    from companion.records import read_hand
 
     log = GameLog.open(data)
     try:
-        return [h["score"] for m in log.matches() for h in m["hands"]]
+        hands = []
+        for m in log.matches():
+            record = log.match_record(m["number"])
+            for h, summary in zip(record["hands"], m["hands"], strict=True):
+                read_hand(h, record["mode"])  # a logged hand is a legal hand
+                hands.append({"plays": [(p["seat"], p["card"]) for p in h["plays"]],
+                              "score": summary["score"]})
+        fixes: dict[str, int] = {}
+        for e in log.events():
+            kind = e["type"]
+            if e["data"].get("source") == "table" or kind in ("new_match", "dismiss"):
+                key = f"{kind}_by_table" if kind not in ("new_match", "dismiss") else kind
+                fixes[key] = fixes.get(key, 0) + 1
+            elif kind == "play":
+                src = e["data"].get("source", "camera")
+                fixes[f"play_by_{src}"] = fixes.get(f"play_by_{src}", 0) + 1
+        return hands, fixes
     finally:
         log.close()
 
 
+def demo_truth(hands: int, seed: int, speed: float, size: tuple[int, int]) -> list[dict]:
+    """The demo table's hands (plays and score) as ``demo --seed`` plays them: the same
+    movie without pictures (the game does not depend on rendering)."""
+    from vision.movie import HandMovie
+    from vision.sources import DEFAULT_SIZE
+
+    movie = HandMovie(seed, 0, size or DEFAULT_SIZE, 10.0, hands=hands, speed=speed,
+                      render=False)
+    for _ in movie.frames():
+        pass
+    out = [{"plays": [], "score": None} for _ in range(hands)]
+    for e in movie.events:
+        if e["type"] == "play":
+            out[e["hand_index"]]["plays"].append((e["seat"], e["card"]))
+        elif e["type"] == "hand":
+            out[e["hand_index"]]["score"] = e["score"]
+    return out
+
+
+def compare_hands(logged: list[dict], truth: list[dict]) -> dict:
+    """The log's k-th hand against the table's k-th (the demo's players keep them in
+    step): wrong scores, hands whose plays differ, and the first few differences."""
+    wrong, other_plays, where = 0, 0, []
+    for k, (got, real) in enumerate(zip(logged, truth, strict=False)):
+        if got["plays"] != real["plays"]:
+            other_plays += 1
+        if got["score"] != real["score"]:
+            wrong += 1
+            if len(where) < 5:
+                first = next((i for i, (a, b) in enumerate(zip(got["plays"], real["plays"],
+                                                                strict=False)) if a != b),
+                             None)
+                where.append({"hand_index": k, "logged": got["score"], "truth": real["score"],
+                              "first_other_play": first})
+    return {"hand_scores_compared": min(len(logged), len(truth)), "wrong_hand_scores": wrong,
+            "hands_with_other_plays": other_plays, "wrong_hands": where}
+
+
+def _table_fixes(output: list[str]) -> int | None:
+    """The count ``demo`` prints when it ends ("demo: N table fixes ...")."""
+    for line in reversed(output):
+        if line.startswith("demo: ") and "table fixes" in line:
+            return int(line.split()[1])
+    return None
+
+
 def part_demo() -> dict:
-    from serve_helpers import PACED, free_port
+    from serve_helpers import command, free_port
 
     hands = int(_env("SOAK_DEMO_HANDS", 200))
-    minutes = _env("SOAK_DEMO_MINUTES", 60)
+    minutes = _env("SOAK_DEMO_MINUTES", 75)
     speed = _env("SOAK_DEMO_SPEED", 2)
+    seed = int(_env("SOAK_DEMO_SEED", 7))
     work = _work("demo")
-    truth_file = work / "truth.json"
     config = work / "demo.toml"
-    size = os.environ.get("SOAK_DEMO_SIZE", "")
-    config.write_text("[camera]\nwidth = {}\nheight = {}\n".format(*size.split("x"))
-                      if size else "")
+    size_text = os.environ.get("SOAK_DEMO_SIZE", "")
+    size = tuple(int(v) for v in size_text.split("x")) if size_text else ()
+    config.write_text("[camera]\nwidth = {}\nheight = {}\n".format(*size) if size else "")
     port = free_port()
-    env = {**os.environ, "TWILIGHT_TRUTH_OUT": str(truth_file),
-           "GPIOZERO_PIN_FACTORY": "mock"}
+    env = {**os.environ, "GPIOZERO_PIN_FACTORY": "mock"}
     env.pop("NOTIFY_SOCKET", None)
-    args = [*PACED, "demo", "--data", str(work / "data"), "--port", str(port),
-            "--config", str(config), "--hands", str(hands), "--seed", "7",
-            "--speed", str(speed)]
+    args = [*command(), "demo", "--data", str(work / "data"), "--port", str(port),
+            "--config", str(config), "--hands", str(hands), "--seed", str(seed),
+            "--speed", str(speed), "--pace", "frames"]
     samples: list[tuple[float, float, int]] = []  # (minutes, rss MB, hands done)
     t0 = time.monotonic()
     with open(work / "demo.out", "wb") as out:
@@ -152,37 +219,42 @@ def part_demo() -> dict:
         try:
             while proc.poll() is None and time.monotonic() - t0 < minutes * 60:
                 time.sleep(5)
+                rss = _rss_mb(proc.pid) if proc.poll() is None else 0.0
                 try:
                     done = sum(m["hand_count"] for m in _get(port, "/api/matches")["matches"])
                 except (OSError, KeyError, TypeError, ValueError):
                     continue
-                samples.append((round((time.monotonic() - t0) / 60, 2),
-                                round(_rss_mb(proc.pid), 1), done))
-            if proc.poll() is None:
+                if rss:
+                    samples.append((round((time.monotonic() - t0) / 60, 2), round(rss, 1),
+                                    done))
+            finished = proc.poll() is not None
+            if not finished:
                 proc.send_signal(signal.SIGTERM)
             rc = proc.wait(60)
         finally:
             if proc.poll() is None:
                 proc.kill()
-    truth = json.loads(truth_file.read_text()) if truth_file.exists() else {"events": []}
-    truth_scores = [e["score"] for e in truth["events"] if e["type"] == "hand"]
-    logged = _logged_hand_scores(work / "data")
-    compared = min(len(truth_scores), len(logged))
-    wrong = sum(a != b for a, b in zip(truth_scores, logged, strict=False))
+    played = time.monotonic() - t0
+    logged, fixes = _logged_hands(work / "data")
+    truth = demo_truth(hands, seed, speed, size)
+    tail = (work / "demo.out").read_text(errors="replace").splitlines()
     warm = next((s for s in samples if s[2] >= 1), samples[0] if samples else None)
     end = samples[-1] if samples else None
+    half = next((s for s in samples if s[2] >= len(logged) / 2), None)
     return {
-        "command": " ".join(["twilight-companion", *args[2:]]),
-        "exit_status": rc, "minutes": round((time.monotonic() - t0) / 60, 1),
-        "hands_goal": hands, "hands_logged": len(logged), "hands_in_truth": len(truth_scores),
-        "hand_scores_compared": compared, "wrong_hand_scores": wrong,
+        "command": " ".join(["twilight-companion", *args[len(command()):]]),
+        "exit_status": rc, "ended_by_itself": finished, "minutes": round(played / 60, 1),
+        "hands_goal": hands, "hands_logged": len(logged),
+        **compare_hands(logged, truth),
+        "table_fixes": _table_fixes(tail),
+        "log_events_by_kind": fixes,
         "rss_after_first_hand_mb": warm[1] if warm else None,
         "rss_end_mb": end[1] if end else None,
-        "rss_growth_mb": round(end[1] - warm[1], 1) if warm and end else None,
-        "rss_growth_second_half_mb": round(end[1] - samples[len(samples) // 2][1], 1)
-        if samples else None,
         "rss_peak_mb": max((s[1] for s in samples), default=None),
+        "rss_growth_mb": round(end[1] - warm[1], 1) if warm and end else None,
+        "rss_growth_second_half_mb": round(end[1] - half[1], 1) if half and end else None,
         "goal_growth_mb": 5,
+        "seconds_per_hand": round(played / max(1, len(logged)), 1),
         "samples_every_5s": samples[:: max(1, len(samples) // 40)],
     }
 

@@ -424,6 +424,9 @@ class Companion:
     # -- lifecycle ----------------------------------------------------------------------------
     def close(self) -> None:
         self.stop.set()
+        if self.demo_table is not None:
+            print(f"demo: {self.demo_table.fixes} table fixes (cards the simulated players "
+                  "laid, corrected or took back for the camera)", flush=True)
         if self.capture is not None:
             self.capture.close()
         elif self.source is not None:
