@@ -10,10 +10,20 @@ arm over the table suspends judgement wherever it moves.
 A read that shows the card already on top (nudged, straightened, briefly
 covered) is no event; an empty side (a trick swept away) is no event; a card
 already played this hand (a trick squared up or pushed around) is no event. A
-new card is confirmed by :data:`CONFIRM_READS` equal reads, and plays are
-given out in turn order: a card at a seat that is not on turn waits while the
-seat on turn may still be laying its card, and only then goes to the rules,
-which refuse it (R9) — a warning, never a play.
+new card is confirmed by :data:`CONFIRM_READS` equal reads and joins its side's
+queue of held cards; plays are given out in turn order, in the order they were
+laid. A card at a seat that is not on turn waits while the seat on turn may
+still be laying its card. Then:
+
+* if the seat on turn has had nothing laid since its last play, the waiting
+  card goes to the rules, which refuse it (R9) — a warning, never a play;
+* if something was laid there that the tracker did not confirm (read while
+  partly covered or shadowed, or a card the recogniser cannot name), the
+  tracker looks again at that side every :data:`FORCE_EVERY` frames even
+  without motion (at most :data:`FORCE_READS` times), asks the table once
+  (a warning) to lay the missed card by hand, and keeps the later cards held:
+  once the missed card is in the game log — read at last, or laid through
+  ``gamelog.play`` by the table — the held cards are given out in order.
 
 The rules act as a prior (R3): when the recogniser's best guess is not legal
 at that seat but a legal card scores within :data:`PRIOR_MARGIN` of it, the
@@ -50,6 +60,15 @@ CONFIRM_READS = 2
 SURE_CONFIDENCE = 0.85
 #: Frames a confirmed card at a seat not on turn waits for the seat on turn (10 fps: 2 s).
 OUT_OF_TURN_WAIT = 20
+#: While later cards wait for a seat on turn whose card was not confirmed: frames
+#: between fresh reads of its side without motion, and how many such reads at most.
+FORCE_EVERY = 3
+FORCE_READS = 12
+#: A held card at the seat on turn laid this many frames after a card held at another
+#: seat belongs to a later trick: the earlier card's turn comes first.
+LAID_SLACK = 5
+#: Held cards per side at most (a hand's worth).
+HELD_MAX = 7
 #: Score margin within which the rules may pick a legal card over an illegal best guess.
 PRIOR_MARGIN = 0.08
 #: Reads of "unknown" in a row after which the table is warned once.
@@ -162,7 +181,15 @@ class _Zone:
     reference: np.ndarray | None = None  # thumbnail pixels at the last read
     candidate: str | None = None
     confirms: int = 0
-    waiting_since: int | None = None  # frame a confirmed out-of-turn card began to wait
+    held: list[tuple[str, int]] = field(default_factory=list)  # confirmed, not given out:
+    # (card, frame its lay ended), in the order laid
+    last_busy: int = -1  # last frame with motion here
+    stirred: bool = False  # motion here since the last play given out at this seat
+    before: np.ndarray | None = None  # the side's look before the motion that began last
+    base: np.ndarray | None = None  # the side's look at its last play (or first read)
+    forced: int = 0  # fresh reads without motion while later cards wait for this seat
+    next_force: int = 0
+    asked: bool = False  # the table was asked to lay this seat's missed card
     refused: str | None = None  # a card the rules refused, until the side changes
     unknown_reads: int = 0
     weak: tuple[str, int] | None = None  # a low-confidence card and how often it was read
@@ -220,7 +247,7 @@ class TableTracker:
             outline = zone_outline(pose, pose.seat_side(Seat.parse(seat))) / s
             zone.region = _Region(outline, shape)
             zone.dirty = True
-            zone.reference = None
+            zone.reference = zone.before = zone.base = None  # crops of the old zones
         self.centre = _Region(np.asarray(pose.quad) / s, shape)
 
     # -- the per-frame step -------------------------------------------------------------------
@@ -249,7 +276,9 @@ class TableTracker:
         for zone in self.zones.values():
             if zone.dirty and zone.quiet >= SETTLE_FRAMES and frame_no >= zone.next_read:
                 self._read(zone, frame, thumb, expect(), emit)
-        self._give_out(expect, emit)
+        if any(zone.held for zone in self.zones.values()):
+            self._look_again(frame, thumb, expect, emit)
+            self._give_out(expect, emit)
 
     def _centre_moved(self, moving: np.ndarray) -> bool:
         assert self.centre is not None
@@ -286,11 +315,13 @@ class TableTracker:
         assert region is not None
         busy = moving is not None and region.share(moving) > BUSY_FRACTION
         if busy:
+            if not zone.moved:
+                zone.before = zone.reference  # the side's look before this motion
             zone.quiet = 0
-            zone.dirty = True
-            zone.moved = True
+            zone.dirty = zone.moved = zone.stirred = True
             zone.next_read = 0
-            zone.waiting_since = None if zone.candidate is None else zone.waiting_since
+            zone.last_busy = self.frame_no
+            zone.forced = 0
             return
         zone.quiet += 1
         if not zone.dirty and zone.reference is not None:
@@ -298,17 +329,20 @@ class TableTracker:
                 zone.dirty = True
 
     def _read(self, zone: _Zone, frame: np.ndarray, thumb: np.ndarray, expect: Expectation,
-              emit: Callable[[Observation], None]) -> None:
+              emit: Callable[[Observation], None], forced: bool = False) -> None:
+        """Read one side. ``forced``: a fresh look at a side that has not moved, while
+        later cards wait for it (its settled state is left alone)."""
         self.reads += 1
         reading = self.rec.read_side(frame, self.pose, zone.seat)
         self.readings[zone.seat] = reading
         card = reading.card_id
         if card not in (None, "unknown") and reading.confidence < MIN_CONFIDENCE:
-            card = self._weak(zone, card, expect, reading, thumb)
+            card = self._weak(zone, card, expect, reading, thumb, forced)
         if card == "unknown":
+            zone.candidate, zone.confirms = "unknown", 0  # reads must agree in a row
+            if forced:
+                return
             zone.unknown_reads += 1
-            if zone.waiting_since is None:
-                zone.candidate, zone.confirms = "unknown", 0  # reads must agree in a row
             if zone.weak is None:
                 zone.next_read = self.frame_no + UNKNOWN_RETRY_FRAMES
             if zone.unknown_reads >= UNKNOWN_WARN_READS:
@@ -332,26 +366,38 @@ class TableTracker:
         else:
             zone.confirms += 1
         if zone.confirms < CONFIRM_READS and reading.confidence < SURE_CONFIDENCE:
-            return  # read again next frame
-        zone.dirty = zone.moved = False
-        assert zone.region is not None
-        zone.reference = zone.region.crop(thumb).copy()
-        if card is None or card == zone.top or card in expect.played:
+            if not forced:
+                zone.next_read = self.frame_no + 1  # read again next frame
+            return
+        zone.candidate = None
+        if not forced:
+            zone.dirty = zone.moved = False
+            assert zone.region is not None
+            zone.reference = zone.region.crop(thumb).copy()
+            if zone.base is None:
+                zone.base = zone.reference
+        if card is None or card == zone.top or card in expect.played or any(
+                card == h for h, _ in zone.held):
             # empty (swept away), unchanged (nudged) or a card already played this
             # hand being moved about: no event
-            zone.top, zone.candidate, zone.refused = card, None, None
+            if card != zone.refused:
+                zone.refused = None
+            if not forced or card is not None:
+                zone.top = card
             return
         if card == zone.refused:
-            zone.candidate = None
             return
-        zone.waiting_since = self.frame_no
+        zone.top = card
+        if len(zone.held) < HELD_MAX:
+            zone.held.append((card, zone.last_busy))
 
     def _weak(self, zone: _Zone, card: str, expect: Expectation, reading: Any,
-              thumb: np.ndarray) -> str:
+              thumb: np.ndarray, forced: bool = False) -> str:
         """A card read with little confidence counts only when the rules expect just
         such a card at this seat now, it is new there, and repeated reads agree;
         else it is unknown."""
-        if not (zone.moved and expect.next_seat == zone.seat and expect.legal(zone.seat, card)
+        laid = zone.moved or (forced and zone.stirred)
+        if not (laid and expect.next_seat == zone.seat and expect.legal(zone.seat, card)
                 and self._is_new(zone, reading, thumb)):
             zone.weak = None
             return "unknown"
@@ -366,11 +412,13 @@ class TableTracker:
         return card
 
     def _is_new(self, zone: _Zone, reading: Any, thumb: np.ndarray) -> bool:
-        """Whether the read card's outline looks different from the side's last settled
-        look (a card laid there changes it; a pattern of the table does not)."""
+        """Whether the read card's outline looks different from the side's look before
+        the motion that laid it (a card laid there changes it; a pattern of the table
+        does not)."""
         quad = getattr(reading, "quad", None)
         region = zone.region
-        if quad is None or region is None or zone.reference is None:
+        reference = zone.before if zone.before is not None else zone.reference
+        if quad is None or region is None or reference is None:
             return True
         ys, xs = region.box
         pts = np.round(np.asarray(quad, np.float32) / self.stride
@@ -380,7 +428,7 @@ class TableTracker:
         mask = cv2.bitwise_and(mask, region.mask)
         if not mask.any():
             return True
-        diff = cv2.absdiff(region.crop(thumb), zone.reference)
+        diff = cv2.absdiff(region.crop(thumb), reference)
         return float(cv2.mean(diff, mask=mask)[0]) >= NEW_CARD_LEVEL
 
     def _with_prior(self, seat: str, card: str | None, reading: Any,
@@ -399,37 +447,86 @@ class TableTracker:
                 return choice
         return card
 
+    def _laid_unseen(self, zone: _Zone) -> bool:
+        """Whether something moved at a side since its last play and the side now looks
+        different from then: a card laid there (an arm passing over leaves no change)."""
+        if not zone.stirred or zone.region is None or self.prev is None:
+            return False
+        if zone.base is None:
+            return True
+        return zone.region.difference(self.prev, zone.base) > REFERENCE_LEVEL
+
+    def _look_again(self, frame: np.ndarray, thumb: np.ndarray,
+                    expect: Callable[[], Expectation],
+                    emit: Callable[[Observation], None]) -> None:
+        """Cards wait for the seat on turn, where something was laid that was not
+        confirmed: look at that side again now and then, though nothing moves (its
+        first reads may have been taken while something partly covered it)."""
+        rules = expect()
+        turn = self.zones.get(rules.next_seat or "")
+        if (turn is None or turn.held or turn.dirty or turn.forced >= FORCE_READS
+                or self.frame_no < turn.next_force or not self._laid_unseen(turn)):
+            return
+        turn.forced += 1
+        turn.next_force = self.frame_no + FORCE_EVERY
+        self._read(turn, frame, thumb, rules, emit, forced=True)
+
     def _give_out(self, expect: Callable[[], Expectation],
                   emit: Callable[[Observation], None]) -> None:
-        """Emit confirmed new cards in turn order (R3)."""
+        """Emit held cards in turn order (R3), each side's in the order laid."""
         while True:
             rules = expect()
-            ready = [z for z in self.zones.values()
-                     if z.candidate is not None and z.waiting_since is not None]
+            ready = []
+            for zone in self.zones.values():
+                # a card already in the log (laid by hand by the table) is done
+                zone.held = [h for h in zone.held if h[0] not in rules.played]
+                if zone.held:
+                    ready.append(zone)
             if not ready:
                 return
-            on_turn = [z for z in ready if rules.next_seat in (None, z.seat)]
-            if rules.next_seat is None and len(on_turn) > 1:
-                on_turn.sort(key=lambda z: z.waiting_since or 0)
-            if on_turn:
-                zone = on_turn[0]
+            first = min(z.held[0][1] for z in ready)
+            turn = self.zones.get(rules.next_seat or "")
+            if rules.next_seat is None:
+                zone = min(ready, key=lambda z: z.held[0][1])
+            elif turn is not None and turn.held and turn.held[0][1] <= first + LAID_SLACK:
+                zone = turn
             else:
-                # Out of turn: wait while the seat on turn may still be laying its card.
-                turn_zone = self.zones.get(rules.next_seat or "")
-                stale = [z for z in ready
-                         if self.frame_no - (z.waiting_since or 0) >= OUT_OF_TURN_WAIT]
-                if not stale or (turn_zone is not None and turn_zone.dirty
-                                 and turn_zone.quiet < SETTLE_FRAMES):
+                chosen = self._out_of_turn(ready, turn, emit)
+                if chosen is None:
                     return
-                zone = stale[0]
-            card = zone.candidate
-            zone.candidate, zone.waiting_since = None, None
+                zone = chosen
+            card, _ = zone.held.pop(0)
             emit(Observation("play", self.frame_no, seat=zone.seat, card=card))
             after = expect()
             if card in after.played or after.next_seat != rules.next_seat:
-                zone.top = card
+                zone.stirred = zone.asked = False
+                zone.forced = 0
+                if zone.region is not None and self.prev is not None:
+                    zone.base = zone.region.crop(self.prev).copy()
             else:
                 zone.refused = card  # the rules refused it; wait for the side to change
+
+    def _out_of_turn(self, ready: list[_Zone], turn: _Zone | None,
+                     emit: Callable[[Observation], None]) -> _Zone | None:
+        """Cards wait at seats not on turn. While the seat on turn may still be laying
+        its card, wait. If nothing was laid there, the oldest waiting card goes to the
+        rules, which refuse it (a warning). If something was laid there that was not
+        confirmed (or its card came only after the waiting ones), the waiting cards are
+        held for when its card is in the log, and the table is asked once."""
+        stale = [z for z in ready if z is not turn
+                 and self.frame_no - z.held[0][1] >= OUT_OF_TURN_WAIT]
+        if not stale or (turn is not None and turn.dirty and turn.quiet < SETTLE_FRAMES):
+            return None
+        if turn is None or not (turn.held or self._laid_unseen(turn)):
+            return min(stale, key=lambda z: z.held[0][1])
+        if not turn.asked and (turn.held or turn.forced >= FORCE_READS):
+            turn.asked = True
+            waiting = ", ".join(f"{z.seat} {z.held[0][0]}" for z in stale)
+            emit(Observation("warning", self.frame_no, seat=turn.seat,
+                             message=f"the card at {turn.seat} was not seen in turn "
+                                     f"(waiting: {waiting}): please check it lies flat "
+                                     f"and uncovered, or lay it by hand"))
+        return None
 
     # -- drawing ------------------------------------------------------------------------------
     def annotate(self, frame: np.ndarray) -> np.ndarray:
