@@ -65,6 +65,18 @@ REFINE_TURNS_DEG = (-1.0, 0.0, 1.0)
 REFINE_SCALES = (0.98, 1.02)
 #: Blur (mm) of face and frame in the precise passes (:func:`refine_quad`).
 REFINE_BLUR_MM = 1.0
+#: Below this precise-fit score a hand probably covers part of the Twilight card: the
+#: occlusion-robust alignment (:func:`refine_occluded`) runs — resolution (px/mm), margin
+#: searched (mm), rounds of leaving the hand out and ECC iterations per round; the
+#: standardised grey difference (blurred) above which a pixel counts as covered; and
+#: the difference within which a pixel agrees with the face.
+OCCLUDED_BELOW = 0.9
+OCCLUSION_PX_PER_MM = 1.0
+OCCLUSION_MARGIN_MM = 14.0
+OCCLUSION_ROUNDS = 3
+OCCLUSION_ITERATIONS = 50
+OCCLUSION_RESIDUAL = 1.0
+OCCLUSION_AGREE = 0.5
 #: How far (fraction of the image height) a found Twilight card may reach out of view.
 IN_VIEW_MARGIN = 0.02
 #: Geometry a found Twilight card must have (perspective of a camera tilted <= ~12°):
@@ -111,6 +123,9 @@ class TwilightModel:
         inner = cv2.resize(inner, self.size, interpolation=cv2.INTER_AREA)
         self.vector = _unit(cv2.GaussianBlur(inner, (0, 0), 1.0))
         fine = (round(w_mm * REFINE_PX_PER_MM), round(h_mm * REFINE_PX_PER_MM))
+        occ = (round(w_mm * OCCLUSION_PX_PER_MM), round(h_mm * OCCLUSION_PX_PER_MM))
+        self.occlusion_face = cv2.cvtColor(cv2.resize(face, occ, interpolation=cv2.INTER_AREA),
+                                           cv2.COLOR_BGR2GRAY).astype(np.float32)
         self.fine = cv2.cvtColor(cv2.resize(face, fine, interpolation=cv2.INTER_AREA),
                                  cv2.COLOR_BGR2GRAY).astype(np.float32)
         # inner rectangle in card mm, TL TR BR BL
@@ -404,8 +419,70 @@ def locate(frame: np.ndarray, model: TwilightModel, *, mirror: bool = False,
             inside = bool(np.all((quad >= -IN_VIEW_MARGIN * h)
                                  & (quad <= np.array([w, h]) + IN_VIEW_MARGIN * h)))
             if fine >= needed and plausible(quad) and inside:
+                if fine < OCCLUDED_BELOW:
+                    quad = refine_occluded(frame, quad, model)
                 return pose_from_quad(quad, min(score, fine), mirror=mirror)
     return None
+
+
+def _twilight_gray(frame: np.ndarray, M: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    patch = cv2.warpPerspective(frame, M, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                                borderMode=cv2.BORDER_REPLICATE)
+    if patch.ndim == 3:
+        patch = cv2.cvtColor(patch, cv2.COLOR_BGR2GRAY)
+    return patch.astype(np.float32)
+
+
+def _standard(img: np.ndarray) -> np.ndarray:
+    return (img - img.mean()) / max(float(img.std()), 1e-3)
+
+
+def agreement(frame: np.ndarray, quad: Quad, model: TwilightModel) -> float:
+    """Share of the Twilight face (blurred, standardised grey) that the frame inside
+    *quad* shows within OCCLUSION_AGREE of: what a hand leaves of a well placed card."""
+    r = OCCLUSION_PX_PER_MM
+    h, w = model.occlusion_face.shape
+    card = np.float32([(0, 0), (w, 0), (w, h), (0, h)])
+    M = cv2.getPerspectiveTransform(card, np.asarray(quad, np.float32))
+    seen = cv2.GaussianBlur(_twilight_gray(frame, M, (w, h)), (0, 0), r)
+    face = cv2.GaussianBlur(model.occlusion_face, (0, 0), r)
+    return float((np.abs(_standard(face) - _standard(seen)) < OCCLUSION_AGREE).mean())
+
+
+def refine_occluded(frame: np.ndarray, quad: Quad, model: TwilightModel) -> Quad:
+    """The outline of a Twilight card a hand partly covers, made precise: an area
+    alignment (ECC, affine) of its face with the frame, leaving out — round by round —
+    what does not look like the face where it should (the hand). Kept only when it is
+    a plausible card and more of the face agrees with the frame than before."""
+    r, m = OCCLUSION_PX_PER_MM, OCCLUSION_MARGIN_MM
+    face = model.occlusion_face
+    h, w = face.shape
+    w_mm, h_mm = CARD_MM
+    card_mm = np.float32([(0, 0), (w_mm, 0), (w_mm, h_mm), (0, h_mm)])
+    H = cv2.getPerspectiveTransform(card_mm, np.asarray(quad, np.float32))
+    P = np.array([[1 / r, 0, -m], [0, 1 / r, -m], [0, 0, 1]])
+    seen = _twilight_gray(frame, H @ P, (round((w_mm + 2 * m) * r), round((h_mm + 2 * m) * r)))
+    A = np.float32([[1, 0, m * r], [0, 1, m * r]])
+    valid = np.full(seen.shape, 255, np.uint8)
+    criteria = (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, OCCLUSION_ITERATIONS, 1e-4)
+    face_std = _standard(cv2.GaussianBlur(face, (0, 0), r))
+    for _ in range(OCCLUSION_ROUNDS):
+        try:
+            _, A = cv2.findTransformECC(face, seen, A, cv2.MOTION_AFFINE, criteria, valid, 5)
+        except cv2.error:  # did not converge (too little of the face left)
+            return quad
+        back = cv2.warpAffine(seen, A, (w, h), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP)
+        off = cv2.GaussianBlur(np.abs(face_std - _standard(cv2.GaussianBlur(back, (0, 0), r))),
+                               (0, 0), 2 * r) > OCCLUSION_RESIDUAL
+        hidden = cv2.warpAffine(off.astype(np.uint8) * 255, A, (seen.shape[1], seen.shape[0]),
+                                flags=cv2.INTER_NEAREST)
+        valid = np.where(hidden > 0, 0, 255).astype(np.uint8)
+    corners = (A[:, :2] @ (card_mm * r).T).T + A[:, 2]
+    new = cv2.perspectiveTransform((corners / r - m).reshape(-1, 1, 2).astype(np.float64),
+                                   H).reshape(4, 2).astype(np.float32)
+    if plausible(new) and agreement(frame, new, model) > agreement(frame, quad, model):
+        return new
+    return quad
 
 
 def plausible(quad: Quad) -> bool:

@@ -63,9 +63,11 @@ TwilightPose = _locate.TwilightPose
 SURE_SCORE = 0.95
 SURE_MARGIN = 0.8
 SURE_QUARTERS = 0.8
-#: Least quarter correlation of a fallback pose's reading (the best pose named no card)
-#: for it to count as the card on top.
+#: Least quarter correlation and identity margin of a fallback pose's reading (the best
+#: pose named no card) for it to count as the card on top (wood grain between plank
+#: joints can pass for a plain face, narrowly).
 WHOLE_QUARTERS = 0.7
+WHOLE_MARGIN = 0.6
 #: The frame is shrunk by area to this many times the zone's resolution before the
 #: zone is warped out of it (anti-aliasing).
 ZONE_OVERSAMPLE = 1.5
@@ -255,7 +257,7 @@ def _sure(ident: Identity) -> bool:
 def _whole(ident: Identity) -> bool:
     """A reading of a card whose face shows whole enough to be the one on top (an older
     card beneath shows a part, and some quarter of it fails)."""
-    return ident.quarters >= WHOLE_QUARTERS
+    return ident.quarters >= WHOLE_QUARTERS and ident.margin >= WHOLE_MARGIN
 
 
 def card_outline(image: np.ndarray) -> np.ndarray | None:
