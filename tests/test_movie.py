@@ -310,3 +310,40 @@ def test_simulate_refuses_bad_input(tmp_path: Path, bad: dict[str, Any]) -> None
     with redirect_stderr(err):
         assert run(_args(tmp_path, **bad)) == 2
     assert len(err.getvalue().strip().splitlines()) == 1
+
+
+def _read_all(table: SimulatedTable) -> int:
+    """Read a picture-less table to its end; the number of frames it gave."""
+    n = 0
+    while True:
+        before = table.frame_index
+        table.read()
+        if table.frame_index == before:
+            return n
+        n += 1
+
+
+def test_demo_camera_keeps_only_the_newest_hands_and_lies_still_at_the_end() -> None:
+    whole = HandMovie(5, 0, TINY, 10.0, hands=3, speed=4.0, render=False)
+    frames = sum(1 for _ in whole.frames())
+    table = SimulatedTable(seed=5, size=TINY, hands=3, speed=4.0, realtime=False,
+                           render=False, keep_hands=1, end_still_s=1.5)
+    assert not table.live and SimulatedTable(seed=5, size=TINY).live
+    assert _read_all(table) == frames + 15
+    assert table.first_kept_hand == 2 and len(table.hand_records) == 1
+    assert table.truth_dropped + len(table.truth_events) == len(whole.events)
+    assert table.truth_events == whole.events[table.truth_dropped:]
+    assert {e["hand_index"] for e in table.truth_events} == {2}
+
+
+def test_demo_source_is_read_like_a_recording_when_not_paced_in_real_time() -> None:
+    from vision.movie import DEMO_KEEP_HANDS
+    from vision.sources import open_source
+
+    paced = open_source("demo", TINY, seed=1)
+    frames = open_source("demo", TINY, seed=1, realtime=False, hands=1)
+    assert paced.live and not frames.live
+    assert frames.table.keep_hands == DEMO_KEEP_HANDS and frames.table.end_still_s > 0
+    assert frames.read().shape == (180, 320, 3)
+    paced.close()
+    frames.close()
