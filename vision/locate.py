@@ -450,12 +450,25 @@ def agreement(frame: np.ndarray, quad: Quad, model: TwilightModel) -> float:
 
 
 def refine_occluded(frame: np.ndarray, quad: Quad, model: TwilightModel) -> Quad:
-    """The outline of a Twilight card a hand partly covers, made precise: an area
-    alignment (ECC, affine) of its face with the frame, leaving out — round by round —
-    what does not look like the face where it should (the hand). Kept only when it is
-    a plausible card and more of the face agrees with the frame than before."""
-    r, m = OCCLUSION_PX_PER_MM, OCCLUSION_MARGIN_MM
-    face = model.occlusion_face
+    """The outline of a Twilight card a hand partly covers, made precise by
+    :func:`align_face` with the hand left out; kept only when it is a plausible card and
+    more of the face agrees with the frame than before."""
+    new = align_face(frame, quad, model.occlusion_face, OCCLUSION_PX_PER_MM,
+                     OCCLUSION_MARGIN_MM, OCCLUSION_ROUNDS)
+    if new is not None and plausible(new) and (agreement(frame, new, model)
+                                                > agreement(frame, quad, model)):
+        return new
+    return quad
+
+
+def align_face(frame: np.ndarray, quad: Quad, face: np.ndarray, px_per_mm: float,
+               margin_mm: float, rounds: int = 1) -> Quad | None:
+    """A card's outline made precise by an area alignment (ECC, affine: gain and offset
+    of the light do not matter) of its *face* (grey float32 at *px_per_mm*) with the
+    frame around *quad* (TL, TR, BR, BL), within about *margin_mm*. With more than one
+    round, what does not look like the face where it should (a hand, a card on top) is
+    left out of the next round. None when the alignment does not converge."""
+    r, m = px_per_mm, margin_mm
     h, w = face.shape
     w_mm, h_mm = CARD_MM
     card_mm = np.float32([(0, 0), (w_mm, 0), (w_mm, h_mm), (0, h_mm)])
@@ -466,23 +479,22 @@ def refine_occluded(frame: np.ndarray, quad: Quad, model: TwilightModel) -> Quad
     valid = np.full(seen.shape, 255, np.uint8)
     criteria = (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, OCCLUSION_ITERATIONS, 1e-4)
     face_std = _standard(cv2.GaussianBlur(face, (0, 0), r))
-    for _ in range(OCCLUSION_ROUNDS):
+    for n in range(rounds):
         try:
             _, A = cv2.findTransformECC(face, seen, A, cv2.MOTION_AFFINE, criteria, valid, 5)
         except cv2.error:  # did not converge (too little of the face left)
-            return quad
+            return None
+        if n == rounds - 1:
+            break
         back = cv2.warpAffine(seen, A, (w, h), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP)
         off = cv2.GaussianBlur(np.abs(face_std - _standard(cv2.GaussianBlur(back, (0, 0), r))),
                                (0, 0), 2 * r) > OCCLUSION_RESIDUAL
         hidden = cv2.warpAffine(off.astype(np.uint8) * 255, A, (seen.shape[1], seen.shape[0]),
                                 flags=cv2.INTER_NEAREST)
         valid = np.where(hidden > 0, 0, 255).astype(np.uint8)
-    corners = (A[:, :2] @ (card_mm * r).T).T + A[:, 2]
-    new = cv2.perspectiveTransform((corners / r - m).reshape(-1, 1, 2).astype(np.float64),
-                                   H).reshape(4, 2).astype(np.float32)
-    if plausible(new) and agreement(frame, new, model) > agreement(frame, quad, model):
-        return new
-    return quad
+    corners = (A[:, :2] @ (np.float32([(0, 0), (w, 0), (w, h), (0, h)])).T).T + A[:, 2]
+    return cv2.perspectiveTransform((corners / r - m).reshape(-1, 1, 2).astype(np.float64),
+                                    H).reshape(4, 2).astype(np.float32)
 
 
 def plausible(quad: Quad) -> bool:

@@ -105,6 +105,18 @@ PAPER_PERCENT = 10
 MIN_CULT_MARGIN = 0.08
 
 
+#: Faces this alike at the match resolution (weighted correlation of the two faces) are
+#: told apart again at PAIR_PX_PER_MM, only where they differ (a numeral, a head):
+#: within PAIR_SHIFT_MM of the placement, on the pixels where the two faces' grey
+#: levels differ by PAIR_DIFF_LEVEL standard deviations; one must fit PAIR_DECIDES
+#: times better than the other, or the card is "unknown".
+CONFUSABLE = 0.95
+PAIR_PX_PER_MM = 2.5
+PAIR_SHIFT_MM = 1.6
+PAIR_DIFF_LEVEL = 0.8
+PAIR_DECIDES = 0.8
+
+
 @dataclass(frozen=True)
 class Identity:
     """What a rectified card is: ``card_id`` (C1 id or ``"unknown"``), ``cult`` by colour
@@ -128,6 +140,76 @@ class Identity:
     #: the best face of another name, and whether every test but the margin passed
     rival: str | None = None
     plausible: bool = False
+
+
+class PairJudge:
+    """Tells two faces that look nearly the same at the match resolution apart on a
+    finer, rectified picture of the card, where they differ (see :data:`CONFUSABLE`)."""
+
+    def __init__(self, profile: DeckProfile) -> None:
+        w, h = CARD_MM
+        r = PAIR_PX_PER_MM
+        self.size = (round(w * r), round(h * r))
+        self.pad = round(PAIR_SHIFT_MM * r)
+        self.margin = round(MATCH_MARGIN_MM * r)
+        self.faces = {cid: self._standard(cv2.resize(face, self.size, interpolation=cv2.INTER_AREA))
+                      for cid, face in profile.faces.items() if cid in CARD_IDS}
+        self._masks: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
+
+    def _standard(self, bgr: np.ndarray) -> np.ndarray:
+        gray = bgr if bgr.ndim == 2 else cv2.cvtColor(bgr, cv2.COLOR_BGR2GRAY)
+        gray = cv2.GaussianBlur(gray.astype(np.float32), (0, 0), 1.0)
+        m = self.margin
+        core = gray[m:gray.shape[0] - m, m:gray.shape[1] - m]
+        return (core - core.mean()) / max(float(core.std()), 1e-3)
+
+    def _where(self, a: str, b: str) -> tuple[np.ndarray, np.ndarray]:
+        key = (a, b) if a < b else (b, a)
+        if key not in self._masks:
+            differ = np.abs(self.faces[a] - self.faces[b]) > PAIR_DIFF_LEVEL
+            self._masks[key] = np.nonzero(differ)
+        return self._masks[key]
+
+    def judge(self, card: np.ndarray, candidates: list[str]) -> str | None:
+        """Which of the alike faces *candidates* the upright card picture *card*
+        (:attr:`size` plus :attr:`pad` px on every side, BGR) shows: the one that fits
+        clearly better than each other one where the two differ; None when none does."""
+        candidates = [c for c in candidates if c in self.faces]
+        if len(candidates) < 2:
+            return None
+        p = self.pad
+        gray = cv2.cvtColor(card, cv2.COLOR_BGR2GRAY) if card.ndim == 3 else card
+        gray = cv2.GaussianBlur(gray.astype(np.float32), (0, 0), 1.0)
+        m = self.margin
+        core = gray[m:gray.shape[0] - m, m:gray.shape[1] - m]
+        centre = core[p:core.shape[0] - p, p:core.shape[1] - p]
+        core = (core - centre.mean()) / max(float(centre.std()), 1e-3)
+        wins = {c: 0 for c in candidates}
+        for i, a in enumerate(candidates):
+            for b in candidates[i + 1:]:
+                winner = self._duel(core, a, b)
+                if winner is not None:
+                    wins[winner] += 1
+        champion = max(candidates, key=lambda c: wins[c])
+        return champion if wins[champion] == len(candidates) - 1 else None
+
+    def _duel(self, core: np.ndarray, a: str, b: str) -> str | None:
+        ys, xs = self._where(a, b)
+        if len(ys) == 0:
+            return None
+        p = self.pad
+        fa, fb = self.faces[a][ys, xs], self.faces[b][ys, xs]
+        best_a = best_b = np.inf
+        for dy in range(2 * p + 1):
+            for dx in range(2 * p + 1):
+                seen = core[ys + dy, xs + dx]
+                best_a = min(best_a, float(np.square(seen - fa).mean()))
+                best_b = min(best_b, float(np.square(seen - fb).mean()))
+        if best_a < PAIR_DECIDES * best_b:
+            return a
+        if best_b < PAIR_DECIDES * best_a:
+            return b
+        return None
 
 
 def paper_balanced(bgr: np.ndarray) -> np.ndarray:
@@ -203,6 +285,15 @@ class CardMatcher:
         for cult in ("sun", "moon"):
             hist = sum(h for h, c in zip(self.face_hist, self.cult_of, strict=True) if c == cult)
             self.cult_hist[cult] = hist / max(float(np.sum(hist)), 1e-9)
+
+    def alike(self, card_id: str) -> list[str]:
+        """*card_id* and the faces too alike to it at this resolution to be told apart
+        surely (see :class:`PairJudge`); of its cult when it has one."""
+        i = self.ids.index(card_id)
+        cult = self.cult_of[i]
+        return [cid for j, cid in enumerate(self.ids)
+                if j == i or (float(self.gram[i, j]) >= CONFUSABLE and cid in CARD_IDS
+                              and self.cult_of[j] in (cult, None) and self.names[j] != self.names[i])]
 
     def prepare(self, face_bgr: np.ndarray) -> np.ndarray:
         """A face (any size, upright, full card) as the gray, blurred core matched."""

@@ -39,22 +39,25 @@ import json
 import os
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import cv2
 import numpy as np
 
-from companion.cards import SEATS, Seat
+from companion.cards import CARD_IDS, SEATS, Card, Seat
 from vision import locate as _locate
 from vision.profile import CARD_MM, DeckProfile, ProfileError, load_deck
 from vision.read import (
     MATCH_PX_PER_MM,
+    PAIR_PX_PER_MM,
+    REFINE_PX_PER_MM,
     SURE_CARD_SCORE,
     ZONE_PX_PER_MM,
     CardFinder,
     CardMatcher,
     Identity,
+    PairJudge,
 )
 
 TwilightPose = _locate.TwilightPose
@@ -63,6 +66,8 @@ TwilightPose = _locate.TwilightPose
 SURE_SCORE = 0.95
 SURE_MARGIN = 0.8
 SURE_QUARTERS = 0.8
+#: How far (mm) the final area alignment of a nearly named card may move it.
+ALIGN_MARGIN_MM = 4.0
 #: Least quarter correlation and identity margin of a fallback pose's reading (the best
 #: pose named no card) for it to count as the card on top (wood grain between plank
 #: joints can pass for a plain face, narrowly).
@@ -99,6 +104,7 @@ class Recogniser:
         self.mirror = mirror
         self.twilight = _locate.TwilightModel(profile.faces["twilight"])
         self.matcher = CardMatcher(profile)
+        self.pair_judge = PairJudge(profile)
         self.finder = CardFinder(profile, ZONE_PX_PER_MM)
         self.timings: dict[str, float] = {}
         self.side_ms: dict[str, float] = {}
@@ -181,6 +187,17 @@ class Recogniser:
             if second.score > ident.score:
                 ident = second
                 quad = np.roll(again, 2, axis=0) if second.upside_down else again
+        if ident.best in CARD_IDS and (not _sure(ident) or len(self.matcher.alike(ident.best)) > 1):
+            # the last few tenths of a mm and degree: an area alignment with that face
+            # (its pose may be a little skewed where the Twilight card's is)
+            aligned = _locate.align_face(frame, quad, self.finder.face_templates[ident.best],
+                                         REFINE_PX_PER_MM, ALIGN_MARGIN_MM)
+            if aligned is not None and _locate.plausible(aligned):
+                third = self.identify_quad(frame, aligned)
+                if third.score > ident.score:
+                    ident = third
+                    quad = np.roll(aligned, 2, axis=0) if third.upside_down else aligned
+        ident = self._judge_pair(frame, quad, ident)
         if ident.card_id == "unknown" and strength < SURE_CARD_SCORE:
             # weak outline and no face: more likely table, hand or shadow than a card
             return SideReading(seat.value, None, 1.0 - strength, None, None, ident,
@@ -188,21 +205,49 @@ class Recogniser:
         return SideReading(seat.value, ident.card_id, ident.confidence, ident.cult, quad, ident,
                            (strength, fine))
 
+    def _judge_pair(self, frame: np.ndarray, quad: np.ndarray, ident: Identity) -> Identity:
+        """Two faces nearly alike at the match resolution (an adept and a priest differ in
+        a numeral and a head) are decided again on a finer picture, where they differ."""
+        best = ident.best
+        if best is None or best not in CARD_IDS or not (ident.card_id != "unknown"
+                                                         or ident.plausible):
+            return ident
+        alike = self.matcher.alike(best)
+        if len(alike) < 2:
+            return ident
+        verdict = self.pair_judge.judge(self._rectified(frame, quad, PAIR_PX_PER_MM,
+                                                        self.pair_judge.pad), alike)
+        if verdict is None:
+            return replace(ident, card_id="unknown", confidence=0.0)
+        if verdict != best:
+            return replace(ident, card_id=verdict, best=verdict, rival=best,
+                           cult=Card.parse(verdict).cult.value,
+                           confidence=max(ident.confidence, 0.5))
+        if ident.card_id == "unknown" and ident.rival in alike:
+            # it failed only on the margin against a face it is now told apart from
+            return replace(ident, card_id=best, confidence=0.5)
+        return ident
+
+    def _rectified(self, frame: np.ndarray, quad: np.ndarray, px_per_mm: float,
+                   pad: int) -> np.ndarray:
+        """The card inside *quad* upright at *px_per_mm*, *pad* px of margin all round
+        (frame shrunk by area first where it is finer than that)."""
+        w, h = (round(CARD_MM[0] * px_per_mm), round(CARD_MM[1] * px_per_mm))
+        k = CARD_WARP_OVERSAMPLE
+        dst = np.float32([(pad, pad), (w + pad, pad), (w + pad, h + pad), (pad, h + pad)]) * k
+        M = cv2.getPerspectiveTransform(np.asarray(quad, np.float32), dst)
+        size = ((w + 2 * pad) * k, (h + 2 * pad) * k)
+        big = cv2.warpPerspective(frame, M, size, flags=cv2.INTER_LINEAR,
+                                  borderMode=cv2.BORDER_REPLICATE)
+        return cv2.resize(big, (w + 2 * pad, h + 2 * pad), interpolation=cv2.INTER_AREA)
+
     def _add_ms(self, key: str, seconds: float) -> None:
         self.side_ms[key] = seconds * 1000
         self.timings[key] = self.timings.get(key, 0.0) + seconds * 1000
 
     def rectify(self, frame: np.ndarray, quad: np.ndarray) -> np.ndarray:
         """The card inside *quad* (TL, TR, BR, BL) warped upright to the match size."""
-        w, h = self.matcher.size
-        p = self.matcher.pad
-        k = CARD_WARP_OVERSAMPLE
-        dst = np.float32([(p, p), (w + p, p), (w + p, h + p), (p, h + p)]) * k
-        M = cv2.getPerspectiveTransform(np.asarray(quad, np.float32), dst)
-        size = ((w + 2 * p) * k, (h + 2 * p) * k)
-        big = cv2.warpPerspective(frame, M, size, flags=cv2.INTER_LINEAR,
-                                  borderMode=cv2.BORDER_REPLICATE)
-        return cv2.resize(big, (w + 2 * p, h + 2 * p), interpolation=cv2.INTER_AREA)
+        return self._rectified(frame, quad, MATCH_PX_PER_MM, self.matcher.pad)
 
     def identify_quad(self, frame: np.ndarray, quad: np.ndarray) -> Identity:
         return self.matcher.identify(self.rectify(frame, quad))
