@@ -552,6 +552,12 @@ def _render_uncached(card_id: str, style: int, px_per_mm: float,
     return img
 
 
+def forget_renderings() -> None:
+    """Let go of the faces drawn so far (tens of MB at profile resolution); they are
+    drawn again when asked for."""
+    _render_cached.cache_clear()
+
+
 @functools.lru_cache(maxsize=512)
 def _render_cached(card_id: str, style: int, px_per_mm: float, rounded: bool = True
                    ) -> np.ndarray:

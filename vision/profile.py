@@ -193,6 +193,8 @@ def builtin_profile(style: int = 0) -> DeckProfile:
         images = {cid: deck_art.render_card(cid, style=style, px_per_mm=FACE_PX_PER_MM)
                   for cid in (*REQUIRED_IDS, *OPTIONAL_IDS)}
         profile = DeckProfile.from_faces(f"built-in (style {style})", images)
+        del images
+        deck_art.forget_renderings()  # kept for nothing, they would stay resident
         try:
             tmp = Path(tempfile.mkdtemp(prefix=".builtin-", dir=_ensure(cached.parent)))
             profile.save(tmp)
