@@ -12,7 +12,9 @@ Sampled from /proc every half second:
 - plays and hand scores against the simulator's truth.
 
 ``BENCH_SERVE_HANDS`` (default 10), ``BENCH_SERVE_SIZE`` (default 1280x720),
-``BENCH_SERVE_SEED`` (default 300000).
+``BENCH_SERVE_SEED`` (default 300000), ``BENCH_SERVE_CACHE``: ``cold`` (default: an
+empty cache, so the built-in deck profile is drawn at start as on a Pi's first start,
+the larger figure) or ``warm`` (the user's cache, as at every later start).
 """
 
 from __future__ import annotations
@@ -117,6 +119,9 @@ def run_serve(folder: Path, size: str, work: Path) -> dict:
     frames_total = len(list(folder.glob("frame-*.jpg")))
     env = {**os.environ, "GPIOZERO_PIN_FACTORY": "mock"}
     env.pop("NOTIFY_SOCKET", None)
+    if os.environ.get("BENCH_SERVE_CACHE", "cold") == "cold":
+        # the first start on a Pi: the built-in deck profile is drawn, not read from cache
+        env["XDG_CACHE_HOME"] = str(work / "cache")
     with open(work / "serve.out", "wb") as out:
         t0 = time.monotonic()
         proc = subprocess.Popen([*command(), "serve", "--data", str(data), "--config",
@@ -178,6 +183,7 @@ def main() -> dict:
     figures.update({
         "command": "python -m bench serve",
         "hands": hands, "size": size, "seed": seed,
+        "deck_profile_cache": os.environ.get("BENCH_SERVE_CACHE", "cold"),
         "hands_logged": len(logged),
         "plays_truth": plays_truth,
         "plays_logged": sum(len(h["plays"]) for h in logged),

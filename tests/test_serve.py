@@ -118,3 +118,25 @@ def test_a_taken_port_is_a_clear_error(tmp_path, hand):
             out = serve.output()
     assert rc == 1 and "Traceback" not in out
     assert f"cannot serve the page on {LOOPBACK}:{port}: Address already in use" in out
+
+
+def test_the_builtin_profile_lets_its_drawn_faces_go(tmp_path, monkeypatch):
+    """The first start draws the built-in deck for its profile: those drawings (tens of
+    MB) must not stay resident for the whole run (issue 8: ≤ 150 MB)."""
+    from vision import deck_art, profile
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(profile, "_BUILTIN", {})
+    built = profile.builtin_profile(0)
+    assert deck_art._render_cached.cache_info().currsize == 0
+    assert any(tmp_path.iterdir())  # cached: later starts read it
+    monkeypatch.setattr(profile, "_BUILTIN", {})
+    assert profile.builtin_profile(0).name == built.name
+
+
+def test_freed_memory_goes_back_to_the_system_every_so_often():
+    from companion import app
+
+    app.release_free_memory()
+    app.release_free_memory()  # harmless, whatever the C library
+    assert app.TRIM_EVERY_FRAMES >= 100  # not per frame: it walks the whole heap
