@@ -137,6 +137,8 @@ def _logged_hands(data: Path) -> tuple[list[dict], dict[str, int]]:
         fixes: dict[str, int] = {}
         for e in log.events():
             kind = e["type"]
+            if kind == "new_match" and not fixes:
+                continue  # the log's own start
             if e["data"].get("source") == "table" or kind in ("new_match", "dismiss"):
                 key = f"{kind}_by_table" if kind not in ("new_match", "dismiss") else kind
                 fixes[key] = fixes.get(key, 0) + 1
