@@ -74,7 +74,7 @@ OCCLUDED_BELOW = 0.9
 OCCLUSION_PX_PER_MM = 1.0
 OCCLUSION_MARGIN_MM = 14.0
 OCCLUSION_ROUNDS = 3
-OCCLUSION_ITERATIONS = 50
+OCCLUSION_ITERATIONS = 25
 OCCLUSION_RESIDUAL = 1.0
 OCCLUSION_AGREE = 0.5
 #: How far (fraction of the image height) a found Twilight card may reach out of view.
@@ -477,7 +477,7 @@ def align_face(frame: np.ndarray, quad: Quad, face: np.ndarray, px_per_mm: float
     seen = _twilight_gray(frame, H @ P, (round((w_mm + 2 * m) * r), round((h_mm + 2 * m) * r)))
     A = np.float32([[1, 0, m * r], [0, 1, m * r]])
     valid = np.full(seen.shape, 255, np.uint8)
-    criteria = (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, OCCLUSION_ITERATIONS, 1e-4)
+    criteria = (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, OCCLUSION_ITERATIONS, 1e-3)
     face_std = _standard(cv2.GaussianBlur(face, (0, 0), r))
     for n in range(rounds):
         try:

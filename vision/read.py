@@ -63,9 +63,9 @@ OWN_TEMPLATE_BELOW = 0.5
 #: Second, precise pass over a found card: resolution, shifts and turns searched.
 REFINE_PX_PER_MM = 1.6
 REFINE_SHIFT_MM = 6.0
-REFINE_TURNS_DEG = (-1.5, 0.0, 1.5)
+REFINE_TURNS_DEG = (0.0,)
 #: ... and card sizes, relative to the size the Twilight card's pose implies.
-REFINE_SCALES = (0.97, 1.0, 1.03)
+REFINE_SCALES = (1.0,)
 #: Third pass, with the nearly named card's own face: shifts, turns and sizes searched.
 RENAME_SHIFT_MM = 2.5
 RENAME_TURNS_DEG = (-1.0, 0.0, 1.0)
@@ -83,6 +83,9 @@ CENTRE_V_MM = (36.0, 100.0)
 MATCH_PX_PER_MM = 1.25
 MATCH_MARGIN_MM = 2.5
 MATCH_BLUR_SIGMA = 1.5
+#: Below this correlation (before the shift search) with every face, identification
+#: gives up at once: the shift search gains hundredths, not this much.
+GIVE_UP_SCORE = 0.3
 #: Misalignment (mm) searched each way for the SHIFT_CANDIDATES best-matching faces.
 SHIFT_MM = 1.6
 SHIFT_CANDIDATES = 8
@@ -331,6 +334,11 @@ class CardMatcher:
         presence = float((self.plain @ plain[0]).max())
         centre = _unit_rows(plain * self.weight)[0]
         scores = self.templates @ centre
+        if float(scores.max()) < GIVE_UP_SCORE:
+            # nothing here is like any face (an empty side, a fallback pose on the table)
+            i = int(np.argmax(scores)) % n
+            return Identity("unknown", None, 0.0, float(scores.max()), 0.0, False, presence,
+                            0.0, 0.0, self.ids[i])
         # search small shifts for the few best faces: the outline is found to a mm or so
         top = np.argsort(-scores)[:SHIFT_CANDIDATES]
         windows = np.stack([gray[dy:dy + h, dx:dx + w] for dy in range(2 * p + 1)
@@ -450,20 +458,6 @@ class CardFinder:
         generic = means + unlike
         self.n_mean_templates = 2 * len(means)
         self.templates, self.fine_templates = [], []
-        # a card's outline: its edges (across them: x gradient on the long sides, y on
-        # the short) stronger than the same lines OUTLINE_RIDGE_PX inside and outside
-        tw, th = self.size
-        d = OUTLINE_RIDGE_PX
-        shape = (th + 1 + 2 * d, tw + 1 + 2 * d)
-        self.outline_v, self.outline_h = np.zeros(shape, np.float32), np.zeros(shape, np.float32)
-        for x in (d, d + tw):
-            self.outline_v[d + 1:d + th, x] += 1.0
-            self.outline_v[d + 1:d + th, x - d] -= 0.5
-            self.outline_v[d + 1:d + th, x + d] -= 0.5
-        for y in (d, d + th):
-            self.outline_h[y, d + 1:d + tw] += 1.0
-            self.outline_h[y - d, d + 1:d + tw] -= 0.5
-            self.outline_h[y + d, d + 1:d + tw] -= 0.5
         self.face_templates = {
             cid: cv2.cvtColor(cv2.resize(face, fine, interpolation=cv2.INTER_AREA),
                               cv2.COLOR_BGR2GRAY).astype(np.float32)
@@ -478,13 +472,14 @@ class CardFinder:
         """(4x2 corners in zone px, score, template index) of the uppermost card in a
         zone image (outward up, the side's middle at the bottom centre), or None."""
         found = self.find_all(zone, min_score=min_score, limit=1)
-        return found[0] if found else None
+        return found[0][:3] if found else None
 
     def find_all(self, zone: np.ndarray, *, min_score: float = MIN_CARD_SCORE,
                  limit: int = HYPOTHESES) -> list[tuple[np.ndarray, float, int]]:
         """Up to *limit* distinct card poses in the zone, best first, as :meth:`find`
-        gives them: the best is usually the card on top; the others are there for
-        when it cannot be named (an older card beneath, or a neighbour, won)."""
+        gives them plus how each was found (``"face"`` or ``"outline"``): the best is
+        usually the card on top; the others are there for when it cannot be named (an
+        older card beneath, or a neighbour, won; or no face fitted the card well)."""
         gray = zone if zone.ndim == 2 else cv2.cvtColor(zone, cv2.COLOR_BGR2GRAY)
         gray = gray.astype(np.float32)
         zh, zw = gray.shape
@@ -498,11 +493,18 @@ class CardFinder:
         ry, rx = np.mgrid[0:zh - th + 1, 0:zw - tw + 1].astype(np.float32)
         cx, cy = rx + tw / 2, ry + th / 2
 
+        turned: dict[float, tuple[np.ndarray, np.ndarray]] = {}
+
+        def rotated(angle: float) -> tuple[np.ndarray, np.ndarray]:
+            if angle not in turned:
+                M = cv2.getRotationMatrix2D(centre, angle, 1.0)
+                turned[angle] = (M, cv2.warpAffine(gray, M, (zw, zh), flags=cv2.INTER_LINEAR,
+                                                   borderMode=cv2.BORDER_REPLICATE))
+            return turned[angle]
+
         def at(angle: float, which):
             """(score, loc, template, M, angle) of each template's best at *angle*."""
-            M = cv2.getRotationMatrix2D(centre, angle, 1.0)
-            rot = cv2.warpAffine(gray, M, (zw, zh), flags=cv2.INTER_LINEAR,
-                                 borderMode=cv2.BORDER_REPLICATE)
+            M, rot = rotated(angle)
             Minv = cv2.invertAffineTransform(M)
             ux = Minv[0, 0] * cx + Minv[0, 1] * cy + Minv[0, 2]
             uy = Minv[1, 0] * cx + Minv[1, 1] * cy + Minv[1, 2]
@@ -521,14 +523,9 @@ class CardFinder:
         def outline_at(angle: float) -> None:
             """The best whole-card outline at *angle* (an edge all round, stronger than
             just inside and outside it), kept for when the faces place no card."""
-            M = cv2.getRotationMatrix2D(centre, angle, 1.0)
-            rot = cv2.warpAffine(gray, M, (zw, zh), flags=cv2.INTER_LINEAR,
-                                 borderMode=cv2.BORDER_REPLICATE)
-            gx = np.abs(cv2.Sobel(rot, cv2.CV_32F, 1, 0, ksize=3))
-            gy = np.abs(cv2.Sobel(rot, cv2.CV_32F, 0, 1, ksize=3))
-            res = (cv2.matchTemplate(gx, self.outline_v, cv2.TM_CCORR)
-                   + cv2.matchTemplate(gy, self.outline_h, cv2.TM_CCORR))
+            M, rot = rotated(angle)
             d = OUTLINE_RIDGE_PX
+            res = self._outline_response(rot)
             Minv = cv2.invertAffineTransform(M)
             ox, oy = cx[:res.shape[0], :res.shape[1]] + d, cy[:res.shape[0], :res.shape[1]] + d
             ux = Minv[0, 0] * ox + Minv[0, 1] * oy + Minv[0, 2]
@@ -572,7 +569,7 @@ class CardFinder:
             outline_best.sort(key=lambda r: -r[0])
             for r in outline_best[:OUTLINE_HYPOTHESES]:
                 if distinct(r):
-                    chosen.append((results[0][0], r[1], results[0][2], r[3], r[4]))
+                    chosen.append((results[0][0], r[1], results[0][2], r[3], r[4], "outline"))
         found = []
         for n, best in enumerate(chosen):
             # the finer turns only for the likeliest pose: the others are fallbacks,
@@ -581,11 +578,35 @@ class CardFinder:
                 r = at(best[4] + d, [best[2]])[0]
                 if r[0] > best[0]:
                     best = r
-            score, (x, y), k, M, _ = best
+            score, (x, y), k, M = best[:4]
             corners = np.float32([(x, y), (x + tw, y), (x + tw, y + th), (x, y + th)])
             pts = cv2.transform(corners.reshape(-1, 1, 2), cv2.invertAffineTransform(M))
-            found.append((pts.reshape(4, 2).astype(np.float32), float(score), k))
+            found.append((pts.reshape(4, 2).astype(np.float32), float(score), k,
+                          best[5] if len(best) > 5 else "face"))
         return found
+
+    def _outline_response(self, img: np.ndarray) -> np.ndarray:
+        """For each top-left position (as cv2.matchTemplate places the outline templates
+        on *img*), how much the edges across a card's outline there stand out from the
+        same lines OUTLINE_RIDGE_PX inside and outside: sums along lines by box filters."""
+        tw, th = self.size
+        d = OUTLINE_RIDGE_PX
+        gx = np.abs(cv2.Sobel(img, cv2.CV_32F, 1, 0, ksize=3))
+        gy = np.abs(cv2.Sobel(img, cv2.CV_32F, 0, 1, ksize=3))
+        # column sums over th-1 rows starting at row y (and row sums over tw-1 columns)
+        cols = cv2.boxFilter(gx, -1, (1, th - 1), anchor=(0, 0), normalize=False,
+                             borderType=cv2.BORDER_CONSTANT)
+        rows = cv2.boxFilter(gy, -1, (tw - 1, 1), anchor=(0, 0), normalize=False,
+                             borderType=cv2.BORDER_CONSTANT)
+        H, W = img.shape[0] - th - 2 * d, img.shape[1] - tw - 2 * d
+        out = np.zeros((H, W), np.float32)
+        for x0 in (d, d + tw):  # the long sides: ridge at x0, flanks at x0 -+ d
+            for dx, wgt in ((0, 1.0), (-d, -0.5), (d, -0.5)):
+                out += wgt * cols[d + 1:d + 1 + H, x0 + dx:x0 + dx + W]
+        for y0 in (d, d + th):
+            for dy, wgt in ((0, 1.0), (-d, -0.5), (d, -0.5)):
+                out += wgt * rows[y0 + dy:y0 + dy + H, d + 1:d + 1 + W]
+        return out
 
     def refine_as(self, frame: np.ndarray, quad: np.ndarray, card_id: str
                   ) -> tuple[np.ndarray, float]:

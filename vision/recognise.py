@@ -66,6 +66,16 @@ TwilightPose = _locate.TwilightPose
 SURE_SCORE = 0.95
 SURE_MARGIN = 0.8
 SURE_QUARTERS = 0.8
+#: A named card must share at least this much of its face's colours (grey share and
+#: hues; real cards under a warm lamp or glare keep > 0.07), and a faint match (below
+#: WEAK_CONFIDENCE) needs an outline (precise fit) of at least WEAK_OUTLINE (a purgatory
+#: on a pile reaches 0.5, a hand 0.33-0.41).
+MIN_COLOUR_AGREEMENT = 0.05
+WEAK_CONFIDENCE = 0.3
+WEAK_OUTLINE = 0.45
+#: Below this best correlation with any face, a pose is no card of the deck and gets
+#: no finer placement (the finer steps gain a few hundredths, not this much).
+HOPELESS_SCORE = 0.55
 #: How far (mm) the final area alignment of a nearly named card may move it.
 ALIGN_MARGIN_MM = 4.0
 #: Least quarter correlation and identity margin of a fallback pose's reading (the best
@@ -133,9 +143,9 @@ class Recogniser:
         # the best outline is normally the card on top; another pose replaces its
         # reading only when the best cannot be named (or was no card after all), and the
         # other is named surely (an older card beneath, named half-seen, must not win)
-        best = self._read_pose(frame, seat, H, *hypotheses[0])
+        best = self._read_pose(frame, seat, H, *hypotheses[0][:3])
         if best.card_id in (None, "unknown"):
-            named = [r for r in (self._read_pose(frame, seat, H, *h) for h in hypotheses[1:])
+            named = [r for r in (self._read_pose(frame, seat, H, *h[:3]) for h in hypotheses[1:])
                      if r.card_id not in (None, "unknown") and _whole(r.identity)]
             if named:
                 best = max(named, key=lambda r: r.identity.score)
@@ -157,13 +167,15 @@ class Recogniser:
         # frame px per zone px along the zone's edges
         ratio = min(np.linalg.norm(corners[1] - corners[0]) / w,
                     np.linalg.norm(corners[3] - corners[0]) / h)
-        k = ratio / ZONE_OVERSAMPLE
-        if k > 1.2 and x1 - x0 > 8 and y1 - y0 > 8:
+        k = int(ratio / ZONE_OVERSAMPLE)  # whole factors: OpenCV's fast area shrink
+        if k >= 2 and x1 - x0 > 8 * k and y1 - y0 > 8 * k:
+            x1, y1 = x0 + (x1 - x0) // k * k, y0 + (y1 - y0) // k * k
             crop = frame[y0:y1, x0:x1]
-            small = cv2.resize(crop, (max(1, round((x1 - x0) / k)), max(1, round((y1 - y0) / k))),
-                               interpolation=cv2.INTER_AREA)
-            sx, sy = small.shape[1] / (x1 - x0), small.shape[0] / (y1 - y0)
-            to_small = np.array([[sx, 0, -x0 * sx], [0, sy, -y0 * sy], [0, 0, 1.0]])
+            small = cv2.resize(crop, ((x1 - x0) // k, (y1 - y0) // k), interpolation=cv2.INTER_AREA)
+            sx = sy = 1.0 / k
+            # pixel centres: x_small = (x - x0 + 0.5) / k - 0.5
+            to_small = np.array([[sx, 0, (0.5 - x0) * sx - 0.5], [0, sy, (0.5 - y0) * sy - 0.5],
+                                 [0, 0, 1.0]])
             return cv2.warpPerspective(small, to_small @ H, size,
                                        flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
                                        borderMode=cv2.BORDER_REPLICATE)
@@ -179,17 +191,17 @@ class Recogniser:
         ident = self.identify_quad(frame, quad)
         if ident.upside_down:
             quad = np.roll(quad, 2, axis=0)
-        # place it again with the face it most resembles, and name it again: a mm of
-        # misplacement is what makes one cleric look like another
-        if not _sure(ident):
-            again, _ = self.finder.refine_as(frame, quad, ident.best)
-            second = self.identify_quad(frame, again)
-            if second.score > ident.score:
-                ident = second
-                quad = np.roll(again, 2, axis=0) if second.upside_down else again
+        if ident.score < HOPELESS_SCORE:
+            # nothing like a card of the deck here (an empty side, a fallback pose on
+            # the table): no finer placement would change that
+            return SideReading(seat.value, None, 1.0 - strength, None, None, ident,
+                               (strength, fine)) if strength < SURE_CARD_SCORE else \
+                SideReading(seat.value, "unknown", 0.0, ident.cult, quad, ident, (strength, fine))
         if ident.best in CARD_IDS and (not _sure(ident) or len(self.matcher.alike(ident.best)) > 1):
-            # the last few tenths of a mm and degree: an area alignment with that face
-            # (its pose may be a little skewed where the Twilight card's is)
+            # place it again with the face it most resembles, and name it again: a mm
+            # of misplacement is what makes one cleric look like another. An area
+            # alignment with that face (its pose may be a little skewed where the
+            # Twilight card's is) gets the last tenths of a mm and degree.
             aligned = _locate.align_face(frame, quad, self.finder.face_templates[ident.best],
                                          REFINE_PX_PER_MM, ALIGN_MARGIN_MM)
             if aligned is not None and _locate.plausible(aligned):
@@ -198,6 +210,12 @@ class Recogniser:
                     ident = third
                     quad = np.roll(aligned, 2, axis=0) if third.upside_down else aligned
         ident = self._judge_pair(frame, quad, ident)
+        if ident.card_id != "unknown" and (
+                ident.colour < MIN_COLOUR_AGREEMENT
+                or (ident.confidence < WEAK_CONFIDENCE and fine < WEAK_OUTLINE)):
+            # none of that face's colours (wood between two plank joints passes for a
+            # plain face in grey), or a faint match on a faint outline (a hand)
+            ident = replace(ident, card_id="unknown", confidence=0.0)
         if ident.card_id == "unknown" and strength < SURE_CARD_SCORE:
             # weak outline and no face: more likely table, hand or shadow than a card
             return SideReading(seat.value, None, 1.0 - strength, None, None, ident,
