@@ -8,7 +8,7 @@ checks exactly what ``make test`` checks, only longer:
 - ``http``   2500 hypothesis-fuzzed requests over every route (tests/test_fuzz);
 - ``score``  2500 fuzzed hand/match records into ``score`` (tests/test_fuzz);
 - ``load``   20 phones on the live page for 10 minutes (tests/test_load), loopback only;
-- ``demo``   ``demo --pace frames`` for 200 hands (or ``SOAK_DEMO_MINUTES``, default 75;
+- ``demo``   ``demo --pace frames --speed 3`` for 200 hands (or ``SOAK_DEMO_MINUTES``, default 75;
   ~15 s a hand on two cores): every logged hand's score against the simulator's
   truth (the k-th hand of the log against the table's k-th), the simulated players'
   fixes, resident memory after the first hand, at the end, peak, and growth.
@@ -16,7 +16,7 @@ checks exactly what ``make test`` checks, only longer:
 ``python -m bench.soak [PART ...]`` runs only the parts named. Environment:
 ``SOAK_KILLS`` (100), ``SOAK_REQUESTS`` (2500), ``SOAK_RECORDS`` (2500),
 ``SOAK_LOAD_MINUTES`` (10), ``SOAK_DEMO_HANDS`` (200), ``SOAK_DEMO_MINUTES`` (75),
-``SOAK_DEMO_SPEED`` (2), ``SOAK_DEMO_SEED`` (7), ``SOAK_DEMO_SIZE`` (the demo's default
+``SOAK_DEMO_SPEED`` (3), ``SOAK_DEMO_SEED`` (7), ``SOAK_DEMO_SIZE`` (the demo's default
 camera size).
 """
 
@@ -201,7 +201,7 @@ def part_demo() -> dict:
 
     hands = int(_env("SOAK_DEMO_HANDS", 200))
     minutes = _env("SOAK_DEMO_MINUTES", 75)
-    speed = _env("SOAK_DEMO_SPEED", 2)
+    speed = _env("SOAK_DEMO_SPEED", 3)
     seed = int(_env("SOAK_DEMO_SEED", 7))
     work = _work("demo")
     config = work / "demo.toml"
