@@ -115,7 +115,7 @@ MIN_CULT_MARGIN = 0.08
 #: times better than the other, or the card is "unknown".
 CONFUSABLE = 0.95
 PAIR_PX_PER_MM = 2.5
-PAIR_SHIFT_MM = 1.6
+PAIR_SHIFT_MM = 0.8
 PAIR_DIFF_LEVEL = 0.8
 PAIR_DECIDES = 0.8
 
@@ -202,12 +202,13 @@ class PairJudge:
             return None
         p = self.pad
         fa, fb = self.faces[a][ys, xs], self.faces[b][ys, xs]
-        best_a = best_b = np.inf
-        for dy in range(2 * p + 1):
-            for dx in range(2 * p + 1):
-                seen = core[ys + dy, xs + dx]
-                best_a = min(best_a, float(np.square(seen - fa).mean()))
-                best_b = min(best_b, float(np.square(seen - fb).mean()))
+        width = core.shape[1]
+        shifts = np.arange(2 * p + 1)
+        offsets = (shifts[:, None] * width + shifts[None, :]).ravel()
+        # every shift at once: flat indices of the differing pixels, shifted
+        seen = np.take(core.ravel(), (ys * width + xs)[None, :] + offsets[:, None])
+        best_a = float(np.square(seen - fa).mean(axis=1).min())
+        best_b = float(np.square(seen - fb).mean(axis=1).min())
         if best_a < PAIR_DECIDES * best_b:
             return a
         if best_b < PAIR_DECIDES * best_a:
@@ -323,9 +324,11 @@ class CardMatcher:
         # one quarter may be lost to a glare spot or a fingertip; two may not
         return sorted(each)[1]
 
-    def identify(self, card_bgr: np.ndarray) -> Identity:
+    def identify(self, card_bgr: np.ndarray, glance: bool = False) -> Identity:
         """Name a rectified card image: portrait, :attr:`size` plus :attr:`pad` px on
-        every side (so small misalignments can be searched), either way up."""
+        every side (so small misalignments can be searched), either way up. A *glance*
+        only scores the faces as placed (no shifts, colours or quarters): ``score`` and
+        ``best`` say whether a closer look is worth it."""
         p = self.pad
         gray = self._core(card_bgr, pad=p)
         h, w = self.core_shape
@@ -334,7 +337,7 @@ class CardMatcher:
         presence = float((self.plain @ plain[0]).max())
         centre = _unit_rows(plain * self.weight)[0]
         scores = self.templates @ centre
-        if float(scores.max()) < GIVE_UP_SCORE:
+        if glance or float(scores.max()) < GIVE_UP_SCORE:
             # nothing here is like any face (an empty side, a fallback pose on the table)
             i = int(np.argmax(scores)) % n
             return Identity("unknown", None, 0.0, float(scores.max()), 0.0, False, presence,

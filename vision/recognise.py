@@ -51,7 +51,6 @@ from vision.profile import CARD_MM, DeckProfile, ProfileError, load_deck
 from vision.read import (
     MATCH_PX_PER_MM,
     PAIR_PX_PER_MM,
-    REFINE_PX_PER_MM,
     SURE_CARD_SCORE,
     ZONE_PX_PER_MM,
     CardFinder,
@@ -76,7 +75,12 @@ WEAK_OUTLINE = 0.45
 #: Below this best correlation with any face, a pose is no card of the deck and gets
 #: no finer placement (the finer steps gain a few hundredths, not this much).
 HOPELESS_SCORE = 0.55
-#: How far (mm) the final area alignment of a nearly named card may move it.
+#: A fallback pose (the coarse placement, a few mm off) is looked at closer only when
+#: some face correlates at least this well with it.
+GLANCE_SCORE = 0.5
+#: Resolution (px/mm) of the final area alignment of a nearly named card, and how far
+#: (mm) it may move it.
+ALIGN_PX_PER_MM = 1.0
 ALIGN_MARGIN_MM = 4.0
 #: Least quarter correlation and identity margin of a fallback pose's reading (the best
 #: pose named no card) for it to count as the card on top (wood grain between plank
@@ -115,6 +119,11 @@ class Recogniser:
         self.twilight = _locate.TwilightModel(profile.faces["twilight"])
         self.matcher = CardMatcher(profile)
         self.pair_judge = PairJudge(profile)
+        align = (round(CARD_MM[0] * ALIGN_PX_PER_MM), round(CARD_MM[1] * ALIGN_PX_PER_MM))
+        self.align_faces = {
+            cid: cv2.cvtColor(cv2.resize(face, align, interpolation=cv2.INTER_AREA),
+                              cv2.COLOR_BGR2GRAY).astype(np.float32)
+            for cid, face in profile.faces.items() if cid in CARD_IDS}
         self.finder = CardFinder(profile, ZONE_PX_PER_MM)
         self.timings: dict[str, float] = {}
         self.side_ms: dict[str, float] = {}
@@ -145,7 +154,8 @@ class Recogniser:
         # other is named surely (an older card beneath, named half-seen, must not win)
         best = self._read_pose(frame, seat, H, *hypotheses[0][:3])
         if best.card_id in (None, "unknown"):
-            named = [r for r in (self._read_pose(frame, seat, H, *h[:3]) for h in hypotheses[1:])
+            named = [r for r in (self._read_pose(frame, seat, H, *h[:3], glance=True)
+                                 for h in hypotheses[1:])
                      if r.card_id not in (None, "unknown") and _whole(r.identity)]
             if named:
                 best = max(named, key=lambda r: r.identity.score)
@@ -183,10 +193,17 @@ class Recogniser:
                                    borderMode=cv2.BORDER_REPLICATE)
 
     def _read_pose(self, frame: np.ndarray, seat: Seat, H: np.ndarray, corners: np.ndarray,
-                   strength: float, template: int) -> SideReading:
-        """Place and name one card pose found in a zone (zone px, homography *H*)."""
+                   strength: float, template: int, glance: bool = False) -> SideReading:
+        """Place and name one card pose found in a zone (zone px, homography *H*). With
+        *glance* (a fallback pose), a pose where no face fits even roughly is given up
+        before it is placed precisely."""
         quad = cv2.perspectiveTransform(corners.reshape(-1, 1, 2).astype(np.float64),
                                         H).reshape(4, 2).astype(np.float32)
+        if glance:
+            rough = self.matcher.identify(self.rectify(frame, quad), glance=True)
+            if rough.score < GLANCE_SCORE:
+                return SideReading(seat.value, None, 1.0 - strength, None, None, rough,
+                                   (strength, 0.0))
         quad, fine = self.finder.refine(frame, quad, template)
         ident = self.identify_quad(frame, quad)
         if ident.upside_down:
@@ -202,8 +219,8 @@ class Recogniser:
             # of misplacement is what makes one cleric look like another. An area
             # alignment with that face (its pose may be a little skewed where the
             # Twilight card's is) gets the last tenths of a mm and degree.
-            aligned = _locate.align_face(frame, quad, self.finder.face_templates[ident.best],
-                                         REFINE_PX_PER_MM, ALIGN_MARGIN_MM)
+            aligned = _locate.align_face(frame, quad, self.align_faces[ident.best],
+                                         ALIGN_PX_PER_MM, ALIGN_MARGIN_MM)
             if aligned is not None and _locate.plausible(aligned):
                 third = self.identify_quad(frame, aligned)
                 if third.score > ident.score:
