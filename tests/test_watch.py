@@ -53,10 +53,11 @@ def check_exact(events, truth) -> None:
     assert tricks == [e["winner"] for e in truth if e["type"] == "trick"]
 
 
-# Known open defect (issue 4): the recogniser does not find a moon purgatory laid
-# crooked on a pile of older moon cards on the blue cloth (seed 45, frames 176-235:
-# read_side gives no card), so the tracker never sees that play. Kept running, not
-# hidden: it passes by itself once recognition finds such cards.
+# Known open defect (issue 4): a moon purgatory laid crooked on a pile of older moon
+# cards on the blue cloth (seed 45, west, frames 176-300) is found in some frames and
+# not in others (its coarse face score is just below the pile's other poses: sensor
+# noise decides), and the tracker's reads fall on frames where it is not. Kept
+# running, not hidden: it passes by itself once recognition finds such cards surely.
 KNOWN_PILE_MISS = pytest.mark.xfail(
     reason="recogniser misses a moon purgatory lying crooked on a pile (issue 4)", strict=False)
 
@@ -83,7 +84,6 @@ def test_purgatory_heavy_hand_with_a_bumped_twilight_card(tmp_path) -> None:
 
 
 @pytest.mark.slow
-@KNOWN_PILE_MISS
 def test_three_player_hand(tmp_path) -> None:
     def three(log: GameLog) -> None:
         log.set_mode("three", soloist="south")

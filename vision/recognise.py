@@ -77,7 +77,7 @@ WEAK_OUTLINE = 0.45
 HOPELESS_SCORE = 0.55
 #: A fallback pose (the coarse placement, a few mm off) is looked at closer only when
 #: some face correlates at least this well with it.
-GLANCE_SCORE = 0.5
+GLANCE_SCORE = 0.3
 #: Resolution (px/mm) of the final area alignment of a nearly named card, and how far
 #: (mm) it may move it.
 ALIGN_PX_PER_MM = 1.0
