@@ -105,3 +105,27 @@ def test_recognise_with_a_missing_deck_is_invalid(tmp_path, capsys):
 
 def test_all_card_ids_are_enrolled():
     assert all(cid in builtin_profile(0).faces for cid in CARD_IDS)
+
+
+def test_enrol_refuses_huge_images_before_decoding(tmp_path, capsys):
+    """An image whose header claims more pixels than a card photo needs (or a file too
+    large) is refused by name, without decoding it; nothing is written."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return (struct.pack(">I", len(data)) + kind + data
+                + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+
+    src = _write_deck(tmp_path / "photos", 0)
+    # a PNG claiming 10000 x 10000 grey pixels: 100 KB on disk, 100 MB decoded
+    rows = zlib.compress(b"\0" * (10_001 * 10_000), 9)
+    png = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 10_000, 10_000,
+                                                                8, 0, 0, 0, 0))
+           + chunk(b"IDAT", rows) + chunk(b"IEND", b""))
+    (src / "sun-altar.png").write_bytes(png)
+    out = tmp_path / "deck"
+    assert main(["deck", "enrol", str(src), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "sun-altar.png" in err and "too many pixels" in err
+    assert not out.exists()

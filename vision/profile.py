@@ -25,6 +25,7 @@ import os
 import shutil
 import sys
 import tempfile
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,6 +53,9 @@ CHROMA_MIN = 14.0
 COLOUR_MARGIN_MM = 3.0
 #: Bump when the built-in cache's content changes meaning.
 _CACHE_VERSION = 1
+#: Limits on an enrolment image, checked before it is decoded.
+MAX_ENROL_BYTES = 40_000_000
+MAX_ENROL_PIXELS = 40_000_000
 
 
 class ProfileError(ValueError):
@@ -213,6 +217,29 @@ def _ensure(folder: Path) -> Path:
 # -- deck enrol ------------------------------------------------------------------------------
 
 
+def _too_big(path: Path) -> str | None:
+    """Why the image at *path* is too big to decode (file size, or pixels as its header
+    says, read without decoding it), or None: a photo of one card needs far less than
+    MAX_ENROL_PIXELS, and a crafted file must not take the Pi's memory."""
+    size = path.stat().st_size
+    if size > MAX_ENROL_BYTES:
+        return f"too large ({size / 1e6:.0f} MB; at most {MAX_ENROL_BYTES / 1e6:.0f} MB)"
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)  # judged below
+            with Image.open(path) as img:
+                w, h = img.size
+    except (UnidentifiedImageError, OSError, ValueError):
+        return None  # not for Pillow to judge: OpenCV says whether it can read it
+    except Image.DecompressionBombError:
+        return "too many pixels"
+    if w * h > MAX_ENROL_PIXELS:
+        return f"too many pixels ({w}x{h}; at most {MAX_ENROL_PIXELS / 1e6:.0f} MP)"
+    return None
+
+
 def read_enrolment(folder: str | os.PathLike) -> dict[str, np.ndarray]:
     """The face images of a C5 enrolment folder, by id; :class:`ProfileError` names
     every missing, unreadable or doubled image."""
@@ -236,6 +263,10 @@ def read_enrolment(folder: str | os.PathLike) -> dict[str, np.ndarray]:
         if cid not in found or len(found[cid]) > 1:
             continue
         path = found[cid][0]
+        too_big = _too_big(path)
+        if too_big:
+            problems.append(f"{path.name}: {too_big}")
+            continue
         img = cv2.imread(str(path), cv2.IMREAD_COLOR)
         if img is None or img.size == 0 or min(img.shape[:2]) < 16:
             problems.append(f"unreadable image: {path.name}")
