@@ -2,13 +2,17 @@
 make its outline precise, and name it.
 
 * :class:`CardFinder` — in a zone image rectified to the table plane (known px/mm, so
-  a card has a known size), correlate the deck's generic faces (each cult's mean face,
+  a card has a known size; the frame is shrunk by area first, so stripes and fine
+  print do not alias), correlate the deck's generic faces (each cult's mean face,
   and faces unlike it such as a purgatory) over turns within :data:`MAX_TURN_DEG` of
   the seat's direction and centres near the side; the card on top shows its whole
-  face, older cards beneath it only part. A few distinct poses are kept. Each is made
-  precise on the frame itself at :data:`REFINE_PX_PER_MM` (:func:`refine_quad`), and
-  once nearly named, again with that card's own face (a mm of misplacement is what
-  makes one cleric look like another).
+  face, older cards beneath it only part. A few distinct poses are kept, and the
+  best whole-card *outlines* (edges all round, standing out from the lines just
+  inside and outside) as fallbacks for a plain card no generic face fits where it
+  lies. Each pose is made precise on the frame at :data:`REFINE_PX_PER_MM`
+  (:func:`refine_quad`); once nearly named, the recogniser aligns that card's own
+  face by ECC (:func:`vision.locate.align_face`): a mm of misplacement is what makes
+  one cleric look like another.
 * :class:`CardMatcher` — identity by normalised correlation of the rectified, blurred
   grey face with every face of the profile, both ways up, weighted towards where the
   deck's faces differ (the frame every card shares says nothing) and searched over
@@ -18,6 +22,10 @@ make its outline precise, and name it.
   colour: the chroma histogram, white-balanced on the card's own paper, against each
   cult's; colour and shape must agree, and faces alike in grey but for their cult
   (same name) need colour to decide. Weak or ambiguous evidence gives ``"unknown"``.
+* :class:`PairJudge` — faces too alike at the match resolution (:data:`CONFUSABLE`:
+  adept, priest and novice; hierarch and high priest) are decided again on a finer
+  picture, only where they differ (a numeral, a head); none fitting clearly better
+  gives ``"unknown"``.
 
 Correlations are normalised and colours balanced on the card itself, so no light
 level is assumed; the constants below are in the card's own millimetres.
