@@ -9,19 +9,14 @@ it lies there, as a player leaning on the table would; the recogniser is not moc
 
 from __future__ import annotations
 
-import json
-
 import cv2
 import numpy as np
 import pytest
+from watch_helpers import watch_source
 
-from companion.app import Companion, Options
-from companion.config import Config
 from companion.gamelog import GameLog
 from vision.movie import HandMovie
-from vision.sim_decks import taught_deck
 from vision.simulator import Arm
-from vision.tracker import TableTracker
 
 SIZE = (960, 540)
 SKIN = Arm((0, 0), (0, 0)).skin
@@ -101,17 +96,7 @@ def watch_leaning(tmp_path, *, seed: int, style: int, hidden: int, fix_after: in
     movie = HandMovie(seed, style, SIZE, 10.0, hands=1)
     source = LeaningTable(movie, miss["seat"], miss["card"], table_hands,
                           None if stop_after is None else trick_end + stop_after)
-    events_path = tmp_path / "events.jsonl"
-    comp = Companion(Options(source="recording", events=str(events_path)), Config(), log)
-    comp.source = source
-    comp.tracker = TableTracker(taught_deck(style))
-    try:
-        comp.watch()
-    finally:
-        comp.close()
-    events = [json.loads(line) for line in events_path.read_text().splitlines()]
-    snap = log.snapshot()
-    log.close()
+    events, snap, comp = watch_source(tmp_path, source, log, style)
     assert source.covered > 10  # the arm really lay on the card
     return events, truth, miss, snap, comp.tracker
 

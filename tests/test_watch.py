@@ -6,16 +6,11 @@ and tracker; the game log is a real SQLite log in a temporary folder.
 
 from __future__ import annotations
 
-import json
-
 import pytest
+from watch_helpers import watch_source
 
-from companion.app import Companion, Options
-from companion.config import Config
 from companion.gamelog import GameLog
 from vision.movie import SimulatedTable
-from vision.sim_decks import taught_deck
-from vision.tracker import TableTracker
 
 SIZE = (960, 540)
 def watch_movie(tmp_path, *, seed: int, style: int = 0, setup=None, **movie):
@@ -24,17 +19,7 @@ def watch_movie(tmp_path, *, seed: int, style: int = 0, setup=None, **movie):
     log = GameLog.open(tmp_path / "data")
     if setup is not None:
         setup(log)
-    events_path = tmp_path / "events.jsonl"
-    comp = Companion(Options(source="recording", events=str(events_path)), Config(), log)
-    comp.source = table
-    comp.tracker = TableTracker(taught_deck(style))
-    try:
-        comp.watch()
-    finally:
-        comp.close()
-    events = [json.loads(line) for line in events_path.read_text().splitlines()]
-    snap = log.snapshot()
-    log.close()
+    events, snap, _ = watch_source(tmp_path, table, log, style)
     return events, table.truth_events, snap
 
 
