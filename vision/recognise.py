@@ -254,6 +254,11 @@ class Recogniser:
                                                         self.pair_judge.pad), alike)
         if verdict is None:
             return replace(ident, card_id="unknown", confidence=0.0)
+        clear = ident.score >= SURE_SCORE and ident.quarters >= SURE_QUARTERS
+        if ident.card_id == "unknown" and not clear:
+            # not a whole, clear face (perhaps a half-seen older card beneath the top
+            # one): the judge may not make it a card
+            return ident
         if verdict != best:
             return replace(ident, card_id=verdict, best=verdict, rival=best,
                            cult=Card.parse(verdict).cult.value,
