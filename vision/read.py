@@ -347,9 +347,9 @@ class CardMatcher:
         scores = self.templates @ centre
         if glance or float(scores.max()) < GIVE_UP_SCORE:
             # nothing here is like any face (an empty side, a fallback pose on the table)
-            i = int(np.argmax(scores)) % n
-            return Identity("unknown", None, 0.0, float(scores.max()), 0.0, False, presence,
-                            0.0, 0.0, self.ids[i])
+            i = int(np.argmax(scores))
+            return Identity("unknown", None, 0.0, float(scores.max()), 0.0, i >= n, presence,
+                            0.0, 0.0, self.ids[i % n])
         # search small shifts for the few best faces: the outline is found to a mm or so
         top = np.argsort(-scores)[:SHIFT_CANDIDATES]
         windows = np.stack([gray[dy:dy + h, dx:dx + w] for dy in range(2 * p + 1)
@@ -628,6 +628,16 @@ class CardFinder:
             return quad, 0.0
         return refine_quad(frame, quad, template, REFINE_PX_PER_MM, RENAME_SHIFT_MM,
                            RENAME_TURNS_DEG, RENAME_SCALES)
+
+    def refine_with_face(self, frame: np.ndarray, quad: np.ndarray, card_id: str
+                         ) -> tuple[np.ndarray, float]:
+        """Like :meth:`refine` (same search), with the face of *card_id* (upright in
+        *quad*) as the template: for a pose no generic face placed (an outline)."""
+        template = self.face_templates.get(card_id)
+        if template is None:
+            return quad, 0.0
+        return refine_quad(frame, quad, template, REFINE_PX_PER_MM, REFINE_SHIFT_MM,
+                           REFINE_TURNS_DEG, REFINE_SCALES)
 
     def refine(self, frame: np.ndarray, quad: np.ndarray, template: int
                ) -> tuple[np.ndarray, float]:

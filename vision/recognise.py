@@ -204,7 +204,12 @@ class Recogniser:
             if rough.score < GLANCE_SCORE:
                 return SideReading(seat.value, None, 1.0 - strength, None, None, rough,
                                    (strength, 0.0))
-        quad, fine = self.finder.refine(frame, quad, template)
+            # placed with the face it roughly is (the generic face that found the best
+            # pose may be another kind of card altogether)
+            upright = np.roll(quad, 2, axis=0) if rough.upside_down else quad
+            quad, fine = self.finder.refine_with_face(frame, upright, rough.best)
+        else:
+            quad, fine = self.finder.refine(frame, quad, template)
         ident = self.identify_quad(frame, quad)
         if ident.upside_down:
             quad = np.roll(quad, 2, axis=0)
