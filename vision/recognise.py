@@ -204,10 +204,12 @@ class Recogniser:
             if rough.score < GLANCE_SCORE:
                 return SideReading(seat.value, None, 1.0 - strength, None, None, rough,
                                    (strength, 0.0))
-            # placed with the face it roughly is (the generic face that found the best
-            # pose may be another kind of card altogether)
+            # placed with the generic face of the best pose, or with the face it roughly
+            # is (the best pose's may be another kind of card altogether), which fits
             upright = np.roll(quad, 2, axis=0) if rough.upside_down else quad
-            quad, fine = self.finder.refine_with_face(frame, upright, rough.best)
+            quad, fine = max(self.finder.refine(frame, quad, template),
+                             self.finder.refine_with_face(frame, upright, rough.best),
+                             key=lambda placed: placed[1])
         else:
             quad, fine = self.finder.refine(frame, quad, template)
         ident = self.identify_quad(frame, quad)
