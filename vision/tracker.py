@@ -44,6 +44,8 @@ import numpy as np
 from companion.cards import SEATS, Seat
 from vision.locate import zone_outline
 
+#: A side's pending reading when none is pending (None means "empty side").
+NO_CANDIDATE = "(none pending)"
 #: Width of the grey thumbnail that change detection runs on.
 THUMB_TARGET_WIDTH = 320
 #: Grey-level change (after a light blur) that counts as motion at a thumbnail pixel.
@@ -179,7 +181,7 @@ class _Zone:
     dirty: bool = True
     quiet: int = 0
     reference: np.ndarray | None = None  # thumbnail pixels at the last read
-    candidate: str | None = None
+    candidate: str | None = NO_CANDIDATE
     confirms: int = 0
     held: list[tuple[str, int]] = field(default_factory=list)  # confirmed, not given out:
     # (card, frame its lay ended), in the order laid
@@ -369,7 +371,9 @@ class TableTracker:
             if not forced:
                 zone.next_read = self.frame_no + 1  # read again next frame
             return
-        zone.candidate = None
+        # nothing pending now (not None: that is an empty side, which must be read
+        # CONFIRM_READS times in a row like any card)
+        zone.candidate = NO_CANDIDATE
         if not forced:
             zone.dirty = zone.moved = False
             assert zone.region is not None
