@@ -126,6 +126,8 @@ class TwilightModel:
         occ = (round(w_mm * OCCLUSION_PX_PER_MM), round(h_mm * OCCLUSION_PX_PER_MM))
         self.occlusion_face = cv2.cvtColor(cv2.resize(face, occ, interpolation=cv2.INTER_AREA),
                                            cv2.COLOR_BGR2GRAY).astype(np.float32)
+        self.occlusion_standard = _standard(cv2.GaussianBlur(
+            self.occlusion_face, (0, 0), OCCLUSION_PX_PER_MM))
         self.fine = cv2.cvtColor(cv2.resize(face, fine, interpolation=cv2.INTER_AREA),
                                  cv2.COLOR_BGR2GRAY).astype(np.float32)
         # inner rectangle in card mm, TL TR BR BL
@@ -438,7 +440,7 @@ def locate(frame: np.ndarray, model: TwilightModel, *, mirror: bool = False,
     return None
 
 
-def _twilight_gray(frame: np.ndarray, M: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+def _warped_gray(frame: np.ndarray, M: np.ndarray, size: tuple[int, int]) -> np.ndarray:
     patch = cv2.warpPerspective(frame, M, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
                                 borderMode=cv2.BORDER_REPLICATE)
     if patch.ndim == 3:
@@ -457,9 +459,8 @@ def agreement(frame: np.ndarray, quad: Quad, model: TwilightModel) -> float:
     h, w = model.occlusion_face.shape
     card = np.float32([(0, 0), (w, 0), (w, h), (0, h)])
     M = cv2.getPerspectiveTransform(card, np.asarray(quad, np.float32))
-    seen = cv2.GaussianBlur(_twilight_gray(frame, M, (w, h)), (0, 0), r)
-    face = cv2.GaussianBlur(model.occlusion_face, (0, 0), r)
-    return float((np.abs(_standard(face) - _standard(seen)) < OCCLUSION_AGREE).mean())
+    seen = cv2.GaussianBlur(_warped_gray(frame, M, (w, h)), (0, 0), r)
+    return float((np.abs(model.occlusion_standard - _standard(seen)) < OCCLUSION_AGREE).mean())
 
 
 def refine_occluded(frame: np.ndarray, quad: Quad, model: TwilightModel) -> Quad:
@@ -487,17 +488,17 @@ def align_face(frame: np.ndarray, quad: Quad, face: np.ndarray, px_per_mm: float
     card_mm = np.float32([(0, 0), (w_mm, 0), (w_mm, h_mm), (0, h_mm)])
     H = cv2.getPerspectiveTransform(card_mm, np.asarray(quad, np.float32))
     P = np.array([[1 / r, 0, -m], [0, 1 / r, -m], [0, 0, 1]])
-    seen = _twilight_gray(frame, H @ P, (round((w_mm + 2 * m) * r), round((h_mm + 2 * m) * r)))
+    seen = _warped_gray(frame, H @ P, (round((w_mm + 2 * m) * r), round((h_mm + 2 * m) * r)))
     A = np.float32([[1, 0, m * r], [0, 1, m * r]])
     valid = np.full(seen.shape, 255, np.uint8)
     criteria = (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, OCCLUSION_ITERATIONS, 1e-3)
-    face_std = _standard(cv2.GaussianBlur(face, (0, 0), r))
+    face_std = _standard(cv2.GaussianBlur(face, (0, 0), r)) if rounds > 1 else None
     for n in range(rounds):
         try:
             _, A = cv2.findTransformECC(face, seen, A, cv2.MOTION_AFFINE, criteria, valid, 5)
         except cv2.error:  # did not converge (too little of the face left)
             return None
-        if n == rounds - 1:
+        if face_std is None or n == rounds - 1:
             break
         back = cv2.warpAffine(seen, A, (w, h), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP)
         off = cv2.GaussianBlur(np.abs(face_std - _standard(cv2.GaussianBlur(back, (0, 0), r))),

@@ -74,10 +74,6 @@ REFINE_SHIFT_MM = 6.0
 REFINE_TURNS_DEG = (0.0,)
 #: ... and card sizes, relative to the size the Twilight card's pose implies.
 REFINE_SCALES = (1.0,)
-#: Third pass, with the nearly named card's own face: shifts, turns and sizes searched.
-RENAME_SHIFT_MM = 2.5
-RENAME_TURNS_DEG = (-1.0, 0.0, 1.0)
-RENAME_SCALES = (0.985, 1.015)
 #: Correlation with a generic face a card on top reaches (an empty table does not).
 MIN_CARD_SCORE = 0.25
 #: Above this a card surely lies there: an unreadable one is then "unknown", below it
@@ -282,6 +278,7 @@ class CardMatcher:
         self.cult_of = [Card.parse(cid).cult.value if cid in CARD_IDS else None
                         for cid in self.ids]
         self.names = [cid.split("-", 1)[1] for cid in self.ids]
+        self._alike = {cid: self._alike_faces(i) for i, cid in enumerate(self.ids)}
         # colours compared after balancing each card on its own lightest part (paper
         # or light ink), in the profile's faces and in the frame alike: a warm lamp
         # must not turn a purple cult red
@@ -301,7 +298,9 @@ class CardMatcher:
     def alike(self, card_id: str) -> list[str]:
         """*card_id* and the faces too alike to it at this resolution to be told apart
         surely (see :class:`PairJudge`); of its cult when it has one."""
-        i = self.ids.index(card_id)
+        return self._alike[card_id]
+
+    def _alike_faces(self, i: int) -> list[str]:
         cult = self.cult_of[i]
         return [cid for j, cid in enumerate(self.ids)
                 if j == i or (float(self.gram[i, j]) >= CONFUSABLE and cid in CARD_IDS
@@ -504,23 +503,26 @@ class CardFinder:
         ry, rx = np.mgrid[0:zh - th + 1, 0:zw - tw + 1].astype(np.float32)
         cx, cy = rx + tw / 2, ry + th / 2
 
-        turned: dict[float, tuple[np.ndarray, np.ndarray]] = {}
+        turned: dict[float, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
-        def rotated(angle: float) -> tuple[np.ndarray, np.ndarray]:
+        def rotated(angle: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            """(M, the zone turned by *angle*, where a card's top-left may lie in it:
+            its centre near the side's middle, a card's length out), once per turn."""
             if angle not in turned:
                 M = cv2.getRotationMatrix2D(centre, angle, 1.0)
-                turned[angle] = (M, cv2.warpAffine(gray, M, (zw, zh), flags=cv2.INTER_LINEAR,
-                                                   borderMode=cv2.BORDER_REPLICATE))
+                rot = cv2.warpAffine(gray, M, (zw, zh), flags=cv2.INTER_LINEAR,
+                                     borderMode=cv2.BORDER_REPLICATE)
+                Minv = cv2.invertAffineTransform(M)
+                ux = Minv[0, 0] * cx + Minv[0, 1] * cy + Minv[0, 2]
+                uy = Minv[1, 0] * cx + Minv[1, 1] * cy + Minv[1, 2]
+                ok = ((np.abs(ux / s - zw / 2 / s) <= CENTRE_U_MM)
+                      & ((zh - uy) / s >= CENTRE_V_MM[0]) & ((zh - uy) / s <= CENTRE_V_MM[1]))
+                turned[angle] = (M, rot, ok)
             return turned[angle]
 
         def at(angle: float, which):
             """(score, loc, template, M, angle) of each template's best at *angle*."""
-            M, rot = rotated(angle)
-            Minv = cv2.invertAffineTransform(M)
-            ux = Minv[0, 0] * cx + Minv[0, 1] * cy + Minv[0, 2]
-            uy = Minv[1, 0] * cx + Minv[1, 1] * cy + Minv[1, 2]
-            ok = ((np.abs(ux / s - zw / 2 / s) <= CENTRE_U_MM)
-                  & ((zh - uy) / s >= CENTRE_V_MM[0]) & ((zh - uy) / s <= CENTRE_V_MM[1]))
+            M, rot, ok = rotated(angle)
             out = []
             for k in which:
                 res = cv2.matchTemplate(rot, self.templates[k], cv2.TM_CCOEFF_NORMED)
@@ -534,16 +536,11 @@ class CardFinder:
         def outline_at(angle: float) -> None:
             """The best whole-card outline at *angle* (an edge all round, stronger than
             just inside and outside it), kept for when the faces place no card."""
-            M, rot = rotated(angle)
+            M, rot, ok = rotated(angle)
             d = OUTLINE_RIDGE_PX
             res = self._outline_response(rot)
-            Minv = cv2.invertAffineTransform(M)
-            ox, oy = cx[:res.shape[0], :res.shape[1]] + d, cy[:res.shape[0], :res.shape[1]] + d
-            ux = Minv[0, 0] * ox + Minv[0, 1] * oy + Minv[0, 2]
-            uy = Minv[1, 0] * ox + Minv[1, 1] * oy + Minv[1, 2]
-            ok = ((np.abs(ux / s - zw / 2 / s) <= CENTRE_U_MM)
-                  & ((zh - uy) / s >= CENTRE_V_MM[0]) & ((zh - uy) / s <= CENTRE_V_MM[1]))
-            res[~ok] = -np.inf
+            # the outline's window starts d px before the card's top-left
+            res[~ok[d:d + res.shape[0], d:d + res.shape[1]]] = -np.inf
             _, mx, _, (x, y) = cv2.minMaxLoc(res)
             if np.isfinite(mx):
                 outline_best.append((mx, (x + d, y + d), -1, M, angle))
@@ -619,20 +616,10 @@ class CardFinder:
                 out += wgt * rows[y0 + dy:y0 + dy + H, d + 1:d + 1 + W]
         return out
 
-    def refine_as(self, frame: np.ndarray, quad: np.ndarray, card_id: str
-                  ) -> tuple[np.ndarray, float]:
-        """Like :meth:`refine`, with the face of *card_id* (upright in *quad*) as the
-        template: once a card is nearly named, its own face places it best."""
-        template = self.face_templates.get(card_id)
-        if template is None:
-            return quad, 0.0
-        return refine_quad(frame, quad, template, REFINE_PX_PER_MM, RENAME_SHIFT_MM,
-                           RENAME_TURNS_DEG, RENAME_SCALES)
-
     def refine_with_face(self, frame: np.ndarray, quad: np.ndarray, card_id: str
                          ) -> tuple[np.ndarray, float]:
         """Like :meth:`refine` (same search), with the face of *card_id* (upright in
-        *quad*) as the template: for a pose no generic face placed (an outline)."""
+        *quad*) as the template: for a pose the generic face may not place well."""
         template = self.face_templates.get(card_id)
         if template is None:
             return quad, 0.0
