@@ -133,3 +133,44 @@ def test_a_missed_card_nobody_lays_holds_the_hand_without_inventing(tmp_path) ->
     assert not snap["hand"]["complete"]
     assert sum(1 for e in events if e["type"] == "warning" and miss["seat"] in e["message"]) >= 1
     assert not any("not on turn" in e.get("message", "") for e in events)
+
+
+class FirstFrames:
+    """A hand movie as a recording that ends at frame ``stop_at``."""
+
+    live = False
+
+    def __init__(self, movie: HandMovie, stop_at: int) -> None:
+        self.frames = movie.frames()
+        self.stop_at = stop_at
+
+    def read(self):
+        frame = next(self.frames, None)
+        return None if frame is None or frame.index >= self.stop_at else frame.image
+
+    def close(self) -> None:
+        self.frames = iter(())
+
+
+@pytest.mark.slow
+def test_the_next_hand_may_lead_a_card_of_the_last_trick(tmp_path) -> None:
+    # seed 5009: north's sun-purgatory lies in hand 1's last trick, the trick is swept,
+    # the deck dealt anew, and north leads sun-purgatory again. That card was being
+    # cleared away a moment ago; laid again after its side was seen empty, it is the new
+    # hand's lead (it was lost before as "already played")
+    truth_movie = HandMovie(5009, 0, SIZE, 10.0, hands=2, render=False)
+    for _ in truth_movie.frames():
+        pass
+    truth = [(e["seat"], e["card"], e["hand_index"]) for e in truth_movie.events
+             if e["type"] == "play"]
+    second = [t for t in truth if t[2] == 1]
+    assert second[0][:2] in {t[:2] for t in truth if t[2] == 0}  # the case in point
+    end = next(e["clear_frame"] for e in truth_movie.events
+               if e["type"] == "play" and e["hand_index"] == 1 and e["seat"] == second[1][0]
+               and e["card"] == second[1][1]) + 20
+    log = GameLog.open(tmp_path / "data")
+    events, snap, _ = watch_source(tmp_path, FirstFrames(HandMovie(5009, 0, SIZE, 10.0,
+                                                                   hands=2), end), log, 0)
+    assert play_events(events) == [t[:2] for t in truth[:30]]
+    assert [(p["seat"], p["card"]) for p in snap["hand"]["plays"]] == [t[:2] for t in second[:2]]
+    assert not any(e["type"] == "warning" for e in events)

@@ -78,6 +78,11 @@ HOPELESS_SCORE = 0.55
 #: A fallback pose (the coarse placement, a few mm off) is looked at closer only when
 #: some face correlates at least this well with it.
 GLANCE_SCORE = 0.3
+#: A pose whose best face correlates between this and HOPELESS_SCORE is roughly a card
+#: of the deck placed a few degrees off (the finder's turn grid is coarse and the
+#: precise fit only shifts): an area alignment with that face gets one chance to place
+#: it before it is given up.
+RESCUE_SCORE = 0.4
 #: Resolution (px/mm) of the final area alignment of a nearly named card, and how far
 #: (mm) it may move it.
 ALIGN_PX_PER_MM = 1.0
@@ -124,6 +129,12 @@ class Recogniser:
             cid: cv2.cvtColor(cv2.resize(face, align, interpolation=cv2.INTER_AREA),
                               cv2.COLOR_BGR2GRAY).astype(np.float32)
             for cid, face in profile.faces.items() if cid in CARD_IDS}
+        # each cult's mean face: the frame and corner layout its cards share, which
+        # aligns a roughly found card of that cult whatever its symbol
+        self.cult_faces = {
+            cult: np.mean([f for cid, f in self.align_faces.items()
+                           if cid.startswith(cult + "-")], axis=0).astype(np.float32)
+            for cult in ("sun", "moon")}
         self.finder = CardFinder(profile, ZONE_PX_PER_MM)
         self.timings: dict[str, float] = {}
         self.side_ms: dict[str, float] = {}
@@ -215,24 +226,19 @@ class Recogniser:
         ident = self.identify_quad(frame, quad)
         if ident.upside_down:
             quad = np.roll(quad, 2, axis=0)
+        if RESCUE_SCORE <= ident.score < HOPELESS_SCORE and ident.cult in self.cult_faces:
+            quad, ident = self._align(frame, quad, ident, self.cult_faces[ident.cult])
         if ident.score < HOPELESS_SCORE:
             # nothing like a card of the deck here (an empty side, a fallback pose on
             # the table): no finer placement would change that
             return SideReading(seat.value, None, 1.0 - strength, None, None, ident,
                                (strength, fine)) if strength < SURE_CARD_SCORE else \
                 SideReading(seat.value, "unknown", 0.0, ident.cult, quad, ident, (strength, fine))
-        if ident.best in CARD_IDS and (not _sure(ident) or len(self.matcher.alike(ident.best)) > 1):
+        if ident.best in CARD_IDS and (
+                not _sure(ident) or len(self.matcher.alike(ident.best)) > 1):
             # place it again with the face it most resembles, and name it again: a mm
-            # of misplacement is what makes one cleric look like another. An area
-            # alignment with that face (its pose may be a little skewed where the
-            # Twilight card's is) gets the last tenths of a mm and degree.
-            aligned = _locate.align_face(frame, quad, self.align_faces[ident.best],
-                                         ALIGN_PX_PER_MM, ALIGN_MARGIN_MM)
-            if aligned is not None and _locate.plausible(aligned):
-                third = self.identify_quad(frame, aligned)
-                if third.score > ident.score:
-                    ident = third
-                    quad = np.roll(aligned, 2, axis=0) if third.upside_down else aligned
+            # of misplacement is what makes one cleric look like another
+            quad, ident = self._align(frame, quad, ident)
         ident = self._judge_pair(frame, quad, ident)
         if ident.card_id != "unknown" and (
                 ident.colour < MIN_COLOUR_AGREEMENT
@@ -246,6 +252,31 @@ class Recogniser:
                                (strength, fine))
         return SideReading(seat.value, ident.card_id, ident.confidence, ident.cult, quad, ident,
                            (strength, fine))
+
+    def _align(self, frame: np.ndarray, quad: np.ndarray, ident: Identity,
+               face: np.ndarray | None = None) -> tuple[np.ndarray, Identity]:
+        """*quad* aligned by area with *face* (default: the face *ident* most
+        resembles; its pose may be a little skewed where the Twilight card's is: the
+        last tenths of a mm and degree), and named again; the better of the two
+        readings."""
+        if face is None:
+            face = self.align_faces[ident.best]
+        starts = [quad]
+        if ident.score < SURE_SCORE:
+            # placed this roughly, which way up it lies is not sure either: the face
+            # turned half round can drag the alignment off the card
+            starts.append(np.roll(quad, 2, axis=0))
+        for start in starts:
+            aligned = _locate.align_face(frame, start, face, ALIGN_PX_PER_MM,
+                                         ALIGN_MARGIN_MM)
+            if aligned is not None and _locate.plausible(aligned):
+                again = self.identify_quad(frame, aligned)
+                if again.score > ident.score:
+                    quad = np.roll(aligned, 2, axis=0) if again.upside_down else aligned
+                    ident = again
+                    if _sure(ident):
+                        break
+        return quad, ident
 
     def _judge_pair(self, frame: np.ndarray, quad: np.ndarray, ident: Identity) -> Identity:
         """Two faces nearly alike at the match resolution (an adept and a priest differ in

@@ -104,6 +104,9 @@ class Expectation:
     played: frozenset[str] = frozenset()
     moon_seats: tuple[str, str] = ("north", "south")
     fixed_leader: bool = False
+    #: the hand is over: ``played`` are the cards still lying near the Twilight card
+    #: (being cleared away); the next hand may lead any card, one of those too
+    clearing: bool = False
 
     @classmethod
     def from_snapshot(cls, snap: Mapping[str, Any]) -> Expectation:
@@ -113,7 +116,8 @@ class Expectation:
             # (the last trick, tricks left lying) are being cleared away, not laid.
             nxt = hand.get("next_hand") or {}
             near = {p["card"] for p in hand["tricks"][-1]["plays"]} | set(hand["neutral"])
-            return cls(None, frozenset(near), tuple(nxt.get("moon_seats") or hand["moon_seats"]))
+            return cls(None, frozenset(near), tuple(nxt.get("moon_seats") or hand["moon_seats"]),
+                       clearing=True)
         played = frozenset(p["card"] for p in hand["plays"])
         moon = tuple(hand["moon_seats"])
         if not hand["plays"] and not hand.get("leader_fixed"):
@@ -125,7 +129,8 @@ class Expectation:
         return "moon" if seat in self.moon_seats else "sun"
 
     def legal(self, seat: str, card: str) -> bool:
-        return card.startswith(self.cult(seat) + "-") and card not in self.played and (
+        return card.startswith(self.cult(seat) + "-") and (
+            self.clearing or card not in self.played) and (
             self.next_seat is None or seat == self.next_seat)
 
 
@@ -195,6 +200,8 @@ class _Zone:
     refused: str | None = None  # a card the rules refused, until the side changes
     unknown_reads: int = 0
     weak: tuple[str, int] | None = None  # a low-confidence card and how often it was read
+    gone: set[str] = field(default_factory=set)  # cards seen leaving this side since the
+    # last play given out (one of them laid here again is a new card)
     moved: bool = False  # something moved here since the last settled read
     next_read: int = 0
     warned: bool = False
@@ -380,8 +387,12 @@ class TableTracker:
             zone.reference = zone.region.crop(thumb).copy()
             if zone.base is None:
                 zone.base = zone.reference
-        if card is None or card == zone.top or card in expect.played or any(
-                card == h for h, _ in zone.held):
+        if zone.top is not None and card != zone.top and (not forced or card is not None):
+            zone.gone.add(zone.top)
+        # between hands, a card of the last trick that was seen taken away from this
+        # side and is laid here again is the next hand's lead (the deck is dealt anew)
+        lying = card in expect.played and not (expect.clearing and card in zone.gone)
+        if card is None or card == zone.top or lying or any(card == h for h, _ in zone.held):
             # empty (swept away), unchanged (nudged) or a card already played this
             # hand being moved about: no event
             if card != zone.refused:
@@ -483,7 +494,8 @@ class TableTracker:
             ready = []
             for zone in self.zones.values():
                 # a card already in the log (laid by hand by the table) is done
-                zone.held = [h for h in zone.held if h[0] not in rules.played]
+                if not rules.clearing:
+                    zone.held = [h for h in zone.held if h[0] not in rules.played]
                 if zone.held:
                     ready.append(zone)
             if not ready:
@@ -501,6 +513,8 @@ class TableTracker:
                 zone = chosen
             card, _ = zone.held.pop(0)
             emit(Observation("play", self.frame_no, seat=zone.seat, card=card))
+            for other in self.zones.values():
+                other.gone.clear()
             after = expect()
             if card in after.played or after.next_seat != rules.next_seat:
                 zone.stirred = zone.asked = False
