@@ -553,6 +553,11 @@ def _config(args: argparse.Namespace) -> Config | None:
         return None
 
 
+def _port(args: argparse.Namespace, config: Config) -> int:
+    """``--port`` over the config's; 0 is a port too (any free one, printed at start)."""
+    return config.web.port if args.port is None else args.port
+
+
 def run_watch(args: argparse.Namespace) -> int:
     config = _config(args)
     if config is None:
@@ -567,7 +572,7 @@ def run_watch(args: argparse.Namespace) -> int:
     opts = Options(source=args.source, deck=args.deck or config.deck_profile or None,
                    mirror=args.mirror or config.camera.mirror, mode=args.mode,
                    soloist=args.soloist, events=args.events, web=args.web,
-                   host=args.host or config.web.host, port=args.port or config.web.port,
+                   host=args.host or config.web.host, port=_port(args, config),
                    data=args.data, size=(config.camera.width, config.camera.height))
     try:
         Path(args.events).parent.mkdir(parents=True, exist_ok=True)
@@ -586,7 +591,7 @@ def run_serve(args: argparse.Namespace) -> int:
     opts = Options(source=config.camera.source, deck=config.deck_profile or None,
                    mirror=config.camera.mirror, mode=config.game.mode,
                    soloist=config.game.soloist,
-                   host=args.host or config.web.host, port=args.port or config.web.port,
+                   host=args.host or config.web.host, port=_port(args, config),
                    data=args.data, size=(config.camera.width, config.camera.height))
     return _run(opts, config, serve_web=True, console=True)
 
@@ -596,7 +601,7 @@ def run_demo(args: argparse.Namespace) -> int:
     if config is None:
         return 2
     opts = Options(source="demo", deck=None, mirror=False, mode=None,
-                   host=args.host or "127.0.0.1", port=args.port or config.web.port,
+                   host=args.host or "127.0.0.1", port=_port(args, config),
                    data=args.data, demo=True, hands=args.hands, seed=args.seed,
                    speed=args.speed, pace=getattr(args, "pace", "human"),
                    size=(config.camera.width, config.camera.height))

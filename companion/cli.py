@@ -36,10 +36,24 @@ def _add_data(p: argparse.ArgumentParser) -> None:
                    "$STATE_DIRECTORY, else ~/.local/share/twilight-companion)")
 
 
+def _port_number(text: str) -> int:
+    """A TCP port, 0 for any free one (the address is printed at start)."""
+    import argparse
+
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"port {port} is not in 0..65535")
+    return port
+
+
 def _add_service(p: argparse.ArgumentParser, host: str | None) -> None:
     _add_data(p)
     p.add_argument("--config", metavar="PATH", help="TOML config file")
-    p.add_argument("--port", type=int, default=None, help="web port (default 8000)")
+    p.add_argument("--port", type=_port_number, default=None,
+                   help="web port (default 8000; 0: any free port)")
     p.add_argument("--host", default=host, metavar="ADDR", help="bind address")
 
 

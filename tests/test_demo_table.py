@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -175,6 +176,10 @@ def test_demo_paced_by_frames_plays_its_hands_and_ends(tmp_path) -> None:
              "HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache")})
     assert out.returncode == 0, out.stderr[-2000:]
     assert "table fixes" in out.stdout
+    # --port 0: a free port the system chose, and the page's address names it
+    port = int(re.search(r"listening on 127\.0\.0\.1:(\d+)", out.stdout).group(1))
+    assert port not in (0, 8000)
+    assert f"http://127.0.0.1:{port}/" in out.stdout
     movie = HandMovie(7, 0, TINY, 10.0, hands=1, speed=4.0, render=False)
     for _ in movie.frames():
         pass
