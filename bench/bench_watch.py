@@ -8,7 +8,11 @@ sets hands per art style (default 20).
 - exactness: plays exact, extra plays, hands with the exact score, per style;
 - throughput: frames per second of the watch pipeline on one core;
 - latency: frames from the hand leaving the card's side to the play event;
-- memory: peak resident memory over the run (it must not grow with length).
+- memory: peak resident memory over the run (it must not grow with length);
+- end to end from a JPEG frame folder (the serve benchmark's 10-hand 1280x720
+  recording, decoding included): frames per second on one core, the decoding
+  alone, and the plays against the truth. ``BENCH_JPEG_FRAMES`` limits the frames
+  (default: the whole recording).
 """
 
 from __future__ import annotations
@@ -83,6 +87,68 @@ def watch_hand(seed: int, style: int, folder: Path) -> dict:
     }
 
 
+class _Until:
+    """A source that ends after *limit* frames, timing its reads (the JPEG decoding)."""
+
+    live = False
+
+    def __init__(self, source, limit: int) -> None:  # type: ignore[no-untyped-def]
+        self.source, self.limit, self.n, self.spent = source, limit, 0, 0.0
+
+    def read(self):  # type: ignore[no-untyped-def]
+        if self.n >= self.limit:
+            return None
+        self.n += 1
+        start = time.perf_counter()
+        try:
+            return self.source.read()
+        finally:
+            self.spent += time.perf_counter() - start
+
+    def close(self) -> None:
+        self.source.close()
+
+
+def watch_jpeg_folder() -> dict:
+    """The whole pipeline on a JPEG recording, decoding included, timed by the wall clock
+    (one process, one core for the work)."""
+    from bench.bench_serve import ROOT, render
+    from vision.profile import load_deck
+    from vision.sources import FrameFolder
+
+    folder = render(10, f"{SIZE[0]}x{SIZE[1]}", 300_000)
+    frames = len(list(folder.glob("frame-*.jpg")))
+    limit = min(frames, int(os.environ.get("BENCH_JPEG_FRAMES", frames)))
+    source = _Until(FrameFolder(folder), limit)
+    with tempfile.TemporaryDirectory() as tmp:
+        log = GameLog.open(Path(tmp) / "data")
+        comp = Companion(Options(source=str(folder), events=str(Path(tmp) / "ev.jsonl")),
+                         Config(), log)
+        comp.source = source
+        comp.tracker = TableTracker(load_deck(None))
+        start = time.perf_counter()
+        try:
+            comp.watch()
+        finally:
+            seconds = time.perf_counter() - start
+            comp.close()
+        events = [json.loads(x) for x in (Path(tmp) / "ev.jsonl").read_text().splitlines()]
+        log.close()
+    got = [(e["seat"], e["card"]) for e in events if e["type"] == "play"]
+    truth = [json.loads(x) for x in (folder / "truth.jsonl").read_text().splitlines()]
+    want = [(e["seat"], e["card"]) for e in truth if e["type"] == "play"
+            and e["clear_frame"] + 20 < limit]
+    return {
+        "recording": str(folder.relative_to(ROOT)),
+        "frames": source.n,
+        "fps_end_to_end": round(source.n / seconds, 1),
+        "decode_ms_per_frame": round(1000 * source.spent / max(1, source.n), 2),
+        "plays_truth": len(want),
+        "plays_in_order": sum(a == b for a, b in zip(got, want, strict=False)),
+        "plays_logged": len(got),
+    }
+
+
 def main() -> dict:
     hands = int(os.environ.get("BENCH_HANDS", "20"))
     figures: dict = {"size": f"{SIZE[0]}x{SIZE[1]}", "fps_recorded": 10, "hands_per_style": hands}
@@ -116,5 +182,6 @@ def main() -> dict:
         "goal_max": 5,
     }
     figures["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    figures["jpeg_folder"] = watch_jpeg_folder()
     print(json.dumps(figures, indent=2))
     return figures
