@@ -1,5 +1,6 @@
 """Recognition accuracy and speed (issue 4) on simulator scenes with seeds the tests
-never use (>= 100000).
+never use (>= 400000: the tests' scenes are below 10000, and a few named hard cases
+the tests keep were found among 100000-100299).
 
 ``.venv/bin/python -m bench recognition``; ``BENCH_SCENES`` (default 500) sets the
 scenes per art style and size, ``BENCH_SPEED_IMAGES`` (default 100) the speed batch.
@@ -33,7 +34,7 @@ from vision.profile import builtin_profile  # noqa: E402
 from vision.recognise import Recogniser  # noqa: E402
 from vision.simulator import render_scene  # noqa: E402
 
-SEED0 = 100_000
+SEED0 = 400_000
 SIZES = ((1280, 720), (640, 480))
 
 

@@ -97,6 +97,14 @@ WHOLE_MARGIN = 0.6
 ZONE_OVERSAMPLE = 1.5
 #: Supersampling of the card warp before it is shrunk to the match size (anti-aliasing).
 CARD_WARP_OVERSAMPLE = 2
+#: Glare: a card pixel whose darkest channel is at least GLARE_LEVEL is washed out by
+#: a lamp's reflection (no ink shows there); the spot and GLARE_RING_MM around it (its
+#: fading edge, where ink shows paled) are blanked to the card's median colour before
+#: matching, unless more than GLARE_MAX_SHARE of the card is that bright (a white card
+#: in bright light, not a spot).
+GLARE_LEVEL = 235
+GLARE_RING_MM = 4.0
+GLARE_MAX_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -317,7 +325,8 @@ class Recogniser:
         size = ((w + 2 * pad) * k, (h + 2 * pad) * k)
         big = cv2.warpPerspective(frame, M, size, flags=cv2.INTER_LINEAR,
                                   borderMode=cv2.BORDER_REPLICATE)
-        return cv2.resize(big, (w + 2 * pad, h + 2 * pad), interpolation=cv2.INTER_AREA)
+        card = cv2.resize(big, (w + 2 * pad, h + 2 * pad), interpolation=cv2.INTER_AREA)
+        return without_glare(card, px_per_mm)
 
     def _add_ms(self, key: str, seconds: float) -> None:
         self.side_ms[key] = seconds * 1000
@@ -369,6 +378,22 @@ class Recogniser:
         self.last_readings = {"card": SideReading("card", ident.card_id, ident.confidence,
                                                   ident.cult, quad, ident)}
         return ident
+
+
+def without_glare(card: np.ndarray, px_per_mm: float) -> np.ndarray:
+    """*card* (BGR) with a glare spot blanked to its median colour (see GLARE_LEVEL): a
+    washed-out white blob would otherwise count against the true face and for
+    whichever face has paper there. Unchanged (the same array) without glare."""
+    spot = (card.min(axis=2) >= GLARE_LEVEL).astype(np.uint8)
+    if not spot.any():
+        return card
+    r = max(1, round(GLARE_RING_MM * px_per_mm))
+    blank = cv2.dilate(spot, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1,) * 2)) > 0
+    if blank.mean() > GLARE_MAX_SHARE:
+        return card
+    out = card.copy()
+    out[blank] = np.median(card[~blank], axis=0).astype(np.uint8)
+    return out
 
 
 def _sure(ident: Identity) -> bool:
