@@ -130,6 +130,7 @@ class TwilightModel:
             self.occlusion_face, (0, 0), OCCLUSION_PX_PER_MM))
         self.fine = cv2.cvtColor(cv2.resize(face, fine, interpolation=cv2.INTER_AREA),
                                  cv2.COLOR_BGR2GRAY).astype(np.float32)
+        self.fine_blurred = refine_blur(self.fine, REFINE_PX_PER_MM)
         # inner rectangle in card mm, TL TR BR BL
         self.inner_mm = np.float32([(i, i), (w_mm - i, i), (w_mm - i, h_mm - i), (i, h_mm - i)])
         # the fill colours of its moon (top/bottom) and sun (left/right) quarters, Lab
@@ -425,8 +426,9 @@ def locate(frame: np.ndarray, model: TwilightModel, *, mirror: bool = False,
                 break
             H_inner = cv2.getPerspectiveTransform(model.inner_mm, inner_quad.astype(np.float32))
             quad = cv2.perspectiveTransform(outer_mm, H_inner).reshape(4, 2)
-            quad, fine = refine_quad(frame, quad, model.fine, REFINE_PX_PER_MM,
-                                     REFINE_SHIFT_MM, REFINE_TURNS_DEG, REFINE_SCALES)
+            quad, fine = refine_quad(frame, quad, model.fine_blurred, REFINE_PX_PER_MM,
+                                     REFINE_SHIFT_MM, REFINE_TURNS_DEG, REFINE_SCALES,
+                                     blurred=True)
             # a hand over the card can leave a fragment that fits nothing well; and the
             # card lies on the table in view (a sleeve of its colour at the image edge
             # does not)
@@ -593,17 +595,25 @@ def zone_outline(pose: TwilightPose, side: int) -> np.ndarray:
     return cv2.perspectiveTransform(pts, H).reshape(4, 2)
 
 
+def refine_blur(template: np.ndarray, px_per_mm: float) -> np.ndarray:
+    """*template* (at *px_per_mm*) blurred as :func:`refine_quad` blurs it: a template
+    used often can be blurred once and passed with ``blurred=True``."""
+    return cv2.GaussianBlur(template, (0, 0), REFINE_BLUR_MM * px_per_mm)
+
+
 def refine_quad(frame: np.ndarray, quad: Quad, template: np.ndarray, px_per_mm: float,
-                shift_mm: float, turns: tuple[float, ...], scales: tuple[float, ...]
-                ) -> tuple[Quad, float]:
+                shift_mm: float, turns: tuple[float, ...], scales: tuple[float, ...],
+                *, blurred: bool = False) -> tuple[Quad, float]:
     """Make a card's outline precise: correlate *template* (the card's face, gray
-    float32, at *px_per_mm*) with the frame around *quad* (TL, TR, BR, BL) over shifts
-    up to *shift_mm*, the given turns (degrees) and then scales. Returns (quad, score)."""
+    float32, at *px_per_mm*; already through :func:`refine_blur` when *blurred*) with
+    the frame around *quad* (TL, TR, BR, BL) over shifts up to *shift_mm*, the given
+    turns (degrees) and then scales. Returns (quad, score)."""
     r, m = px_per_mm, shift_mm
     # fine print and stripes (a purgatory's) would let the fit slip by a period: the
     # outline and the big shapes place a card, so both sides are blurred alike
     blur = REFINE_BLUR_MM * r
-    template = cv2.GaussianBlur(template, (0, 0), blur)
+    if not blurred:
+        template = refine_blur(template, r)
     w_mm, h_mm = CARD_MM
     card_mm = np.float32([(0, 0), (w_mm, 0), (w_mm, h_mm), (0, h_mm)])
     H = cv2.getPerspectiveTransform(card_mm, np.asarray(quad, np.float32))

@@ -39,7 +39,7 @@ import cv2
 import numpy as np
 
 from companion.cards import BACK_IDS, CARD_IDS, Card
-from vision.locate import refine_quad
+from vision.locate import refine_blur, refine_quad
 from vision.profile import (
     CARD_MM,
     CHROMA_MIN,
@@ -223,10 +223,32 @@ class PairJudge:
 def paper_balanced(bgr: np.ndarray) -> np.ndarray:
     """*bgr* with its lightest tenth made grey: a white balance on the card itself."""
     gray = cv2.cvtColor(bgr, cv2.COLOR_BGR2GRAY)
-    light = gray >= np.percentile(gray, 100 - PAPER_PERCENT)
-    mean = bgr[light].reshape(-1, 3).astype(np.float32).mean(axis=0)
+    light = gray >= _percentile_u8(gray, 100 - PAPER_PERCENT)
+    # bgr[light], faster: the light pixels in the same order
+    pixels = np.ascontiguousarray(bgr).reshape(-1, 3).compress(light.ravel(), axis=0)
+    mean = pixels.astype(np.float32).mean(axis=0)
     gains = mean.mean() / np.maximum(mean, 1.0)
-    return np.clip(bgr.astype(np.float32) * gains, 0, 255).astype(np.uint8)
+    # np.clip(bgr.astype(np.float32) * gains, 0, 255).astype(np.uint8), as a table per
+    # channel of the same products
+    table = np.clip(np.arange(256, dtype=np.float32)[:, None] * gains, 0, 255).astype(np.uint8)
+    return cv2.LUT(bgr, table.reshape(256, 1, 3))
+
+
+def _percentile_u8(gray: np.ndarray, percent: float) -> float:
+    """``np.percentile(gray, percent)`` (linear interpolation) of a uint8 array, from its
+    histogram instead of a partial sort: the same arithmetic on the same two values."""
+    n = gray.size
+    q = percent / 100
+    virtual = (n - 1) * q  # numpy's virtual index of the linear method
+    cum = np.cumsum(np.bincount(gray.ravel(), minlength=256))
+    if virtual >= n - 1:
+        return float(np.searchsorted(cum, n - 1, side="right"))
+    virtual = max(virtual, 0.0)
+    prev = np.floor(virtual)
+    gamma = virtual - prev
+    a, b = (float(np.searchsorted(cum, k, side="right")) for k in (int(prev), int(prev) + 1))
+    diff = b - a
+    return b - diff * (1 - gamma) if gamma >= 0.5 else a + diff * gamma
 
 
 def colour_signature(bgr: np.ndarray) -> np.ndarray:
@@ -244,10 +266,21 @@ def colour_signature(bgr: np.ndarray) -> np.ndarray:
 
 
 def _unit_rows(stack: np.ndarray) -> np.ndarray:
-    m = stack.reshape(stack.shape[0], -1).astype(np.float32)
+    return _unit_rows_inplace(stack.reshape(stack.shape[0], -1).astype(np.float32))
+
+
+def _unit_rows_inplace(m: np.ndarray) -> np.ndarray:
+    """:func:`_unit_rows` of a 2-D float32 array *m*, in place (no copies of *m*)."""
     m -= m.mean(axis=1, keepdims=True)
-    m /= np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-6)
+    # np.linalg.norm(m, axis=1) without its overhead: the same sum of squares
+    m /= np.maximum(np.sqrt(np.add.reduce(np.square(m), axis=1, keepdims=True)), 1e-6)
     return m
+
+
+def _quarter_slices(h: int, w: int) -> list[tuple[slice, slice]]:
+    """The four quarters (rows, columns) of an h x w picture."""
+    return [(ys, xs) for ys in (slice(0, h // 2), slice(h // 2, h))
+            for xs in (slice(0, w // 2), slice(w // 2, w))]
 
 
 class CardMatcher:
@@ -274,6 +307,11 @@ class CardMatcher:
         self.weight = (spread / max(float(spread.max()), 1e-9)).astype(np.float32)
         self.templates = _unit_rows(faces * self.weight)  # 2n rows: upright then turned
         self.plain = faces  # unweighted: how much it looks like a card of this deck at all
+        # each face's four quarters, each made unit alone (see _quarters)
+        h, w = self.core_shape
+        self._face_quarters = [
+            [_unit_rows(face.reshape(self.core_shape)[ys, xs][None])[0] for ys, xs in _quarter_slices(h, w)]
+            for face in faces]
         self.gram = self.templates @ self.templates.T
         self.cult_of = [Card.parse(cid).cult.value if cid in CARD_IDS else None
                         for cid in self.ids]
@@ -320,14 +358,11 @@ class CardMatcher:
     def _quarters(self, seen: np.ndarray, index: int) -> float:
         """The second-least correlation, over the card's four quarters, of *seen* (a
         core window) with face *index* (either way up): 1 when all of the face shows."""
-        face = self.plain[index].reshape(self.core_shape)
         h, w = self.core_shape
         each = []
-        for ys in (slice(0, h // 2), slice(h // 2, h)):
-            for xs in (slice(0, w // 2), slice(w // 2, w)):
-                a = _unit_rows(seen[ys, xs][None])[0]
-                b = _unit_rows(face[ys, xs][None])[0]
-                each.append(float(a @ b))
+        for (ys, xs), b in zip(_quarter_slices(h, w), self._face_quarters[index], strict=True):
+            a = _unit_rows(seen[ys, xs][None])[0]
+            each.append(float(a @ b))
         # one quarter may be lost to a glare spot or a fingertip; two may not
         return sorted(each)[1]
 
@@ -351,9 +386,14 @@ class CardMatcher:
                             0.0, 0.0, self.ids[i % n])
         # search small shifts for the few best faces: the outline is found to a mm or so
         top = np.argsort(-scores)[:SHIFT_CANDIDATES]
-        windows = np.stack([gray[dy:dy + h, dx:dx + w] for dy in range(2 * p + 1)
-                            for dx in range(2 * p + 1)])
-        shifted = _unit_rows(_unit_rows(windows) * self.weight) @ self.templates[top].T
+        # every shifted window (row dy * (2p+1) + dx), made unit, weighted, made unit again
+        # (in place: the same arithmetic as _unit_rows(_unit_rows(windows) * weight))
+        k = 2 * p + 1
+        windows = np.array(np.lib.stride_tricks.sliding_window_view(
+            gray[:h + k - 1, :w + k - 1], (h, w)), np.float32)
+        windows = _unit_rows_inplace(windows.reshape(k * k, h * w))
+        np.multiply(windows, self.weight, out=windows)
+        shifted = _unit_rows_inplace(windows) @ self.templates[top].T
         where = {int(t): int(np.argmax(shifted[:, j])) for j, t in enumerate(top)
                  if shifted[:, j].max() > scores[t]}
         scores[top] = np.maximum(scores[top], shifted.max(axis=0))
@@ -404,7 +444,11 @@ class CardMatcher:
         # every quarter of the card must look like that face: a hand or the table
         # over part of it (or a fake outline) fails somewhere
         i1 = best + (n if turned[best] else 0)
-        seen = windows[where[i1]] if i1 in where else gray[p:p + h, p:p + w]
+        if i1 in where:
+            dy, dx = divmod(where[i1], k)
+            seen = gray[dy:dy + h, dx:dx + w]
+        else:
+            seen = gray[p:p + h, p:p + w]
         quarters = self._quarters(seen, i1)
         # how far its colours (grey share and hues) are that face's colours
         colour = float(np.minimum(colour_signature(card_bgr), self.face_sig[best]).sum())
@@ -476,6 +520,11 @@ class CardFinder:
             for turned in (face, face[::-1, ::-1]):
                 self.templates.append(cv2.resize(turned, self.size, interpolation=cv2.INTER_AREA))
                 self.fine_templates.append(cv2.resize(turned, fine, interpolation=cv2.INTER_AREA))
+        self._geometry: dict[tuple[int, int, float], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        # the precise fit's templates blurred once (refine_quad would blur them every call)
+        self._fine_blurred = [refine_blur(t, REFINE_PX_PER_MM) for t in self.fine_templates]
+        self._face_blurred = {cid: refine_blur(t, REFINE_PX_PER_MM)
+                              for cid, t in self.face_templates.items()}
 
     def find(self, zone: np.ndarray, *, min_score: float = MIN_CARD_SCORE
              ) -> tuple[np.ndarray, float, int] | None:
@@ -495,38 +544,29 @@ class CardFinder:
         zh, zw = gray.shape
         s = self.px_per_mm
         tw, th = self.size
-        centre = (zw / 2.0, zh / 2.0)
         grid = [float(a) for a in np.arange(-MAX_TURN_DEG, MAX_TURN_DEG + 1e-6, TURN_STEP_DEG)]
         dominant = _dominant_turns(gray, MAX_TURN_DEG)
         means = list(range(self.n_mean_templates))
-        # centres allowed: near the side's middle, a card's length out (per turn)
-        ry, rx = np.mgrid[0:zh - th + 1, 0:zw - tw + 1].astype(np.float32)
-        cx, cy = rx + tw / 2, ry + th / 2
 
-        turned: dict[float, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        turned: dict[float, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
 
-        def rotated(angle: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-            """(M, the zone turned by *angle*, where a card's top-left may lie in it:
-            its centre near the side's middle, a card's length out), once per turn."""
+        def rotated(angle: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+            """(M, the zone turned by *angle*, where a card's top-left may not lie in it
+            (see _turn_geometry), M inverted), once per turn."""
             if angle not in turned:
-                M = cv2.getRotationMatrix2D(centre, angle, 1.0)
+                M, Minv, off = self._turn_geometry(zh, zw, angle)
                 rot = cv2.warpAffine(gray, M, (zw, zh), flags=cv2.INTER_LINEAR,
                                      borderMode=cv2.BORDER_REPLICATE)
-                Minv = cv2.invertAffineTransform(M)
-                ux = Minv[0, 0] * cx + Minv[0, 1] * cy + Minv[0, 2]
-                uy = Minv[1, 0] * cx + Minv[1, 1] * cy + Minv[1, 2]
-                ok = ((np.abs(ux / s - zw / 2 / s) <= CENTRE_U_MM)
-                      & ((zh - uy) / s >= CENTRE_V_MM[0]) & ((zh - uy) / s <= CENTRE_V_MM[1]))
-                turned[angle] = (M, rot, ok)
+                turned[angle] = (M, rot, off, Minv)
             return turned[angle]
 
         def at(angle: float, which):
             """(score, loc, template, M, angle) of each template's best at *angle*."""
-            M, rot, ok = rotated(angle)
+            M, rot, off, _ = rotated(angle)
             out = []
             for k in which:
                 res = cv2.matchTemplate(rot, self.templates[k], cv2.TM_CCOEFF_NORMED)
-                res[~ok] = -1.0
+                res[off] = -1.0
                 _, mx, _, loc = cv2.minMaxLoc(res)
                 out.append((mx, loc, k, M, angle))
             return out
@@ -536,19 +576,25 @@ class CardFinder:
         def outline_at(angle: float) -> None:
             """The best whole-card outline at *angle* (an edge all round, stronger than
             just inside and outside it), kept for when the faces place no card."""
-            M, rot, ok = rotated(angle)
+            M, rot, off, _ = rotated(angle)
             d = OUTLINE_RIDGE_PX
             res = self._outline_response(rot)
             # the outline's window starts d px before the card's top-left
-            res[~ok[d:d + res.shape[0], d:d + res.shape[1]]] = -np.inf
+            res[off[d:d + res.shape[0], d:d + res.shape[1]]] = -np.inf
             _, mx, _, (x, y) = cv2.minMaxLoc(res)
             if np.isfinite(mx):
                 outline_best.append((mx, (x + d, y + d), -1, M, angle))
 
+        centres: dict[tuple, np.ndarray] = {}
+
         def centre_of(h) -> np.ndarray:
-            x, y = h[1]
-            return cv2.transform(np.float32([[(x + tw / 2, y + th / 2)]]),
-                                 cv2.invertAffineTransform(h[3]))[0, 0]
+            # (a pose's centre depends on its place and turn only: computed once)
+            key = (h[1], h[4])
+            if key not in centres:
+                x, y = h[1]
+                centres[key] = cv2.transform(np.float32([[(x + tw / 2, y + th / 2)]]),
+                                             rotated(h[4])[3])[0, 0]
+            return centres[key]
 
         # the cults' mean faces on the whole grid of turns; every template at the turns
         # the edges suggest (a card unlike the mean is found there)
@@ -593,6 +639,28 @@ class CardFinder:
                           best[5] if len(best) > 5 else "face"))
         return found
 
+    def _turn_geometry(self, zh: int, zw: int, angle: float
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(M, M inverted, where a card's top-left may NOT lie) for a zh x zw zone turned
+        by *angle* about its centre: a card's centre must lie near the side's middle, a
+        card's length out. Depends on the zone's size and the turn only: kept."""
+        key = (zh, zw, angle)
+        if key not in self._geometry:
+            s = self.px_per_mm
+            tw, th = self.size
+            ry, rx = np.mgrid[0:zh - th + 1, 0:zw - tw + 1].astype(np.float32)
+            cx, cy = rx + tw / 2, ry + th / 2
+            M = cv2.getRotationMatrix2D((zw / 2.0, zh / 2.0), angle, 1.0)
+            Minv = cv2.invertAffineTransform(M)
+            ux = Minv[0, 0] * cx + Minv[0, 1] * cy + Minv[0, 2]
+            uy = Minv[1, 0] * cx + Minv[1, 1] * cy + Minv[1, 2]
+            ok = ((np.abs(ux / s - zw / 2 / s) <= CENTRE_U_MM)
+                  & ((zh - uy) / s >= CENTRE_V_MM[0]) & ((zh - uy) / s <= CENTRE_V_MM[1]))
+            if len(self._geometry) > 1000:  # (zones of many sizes: start again)
+                self._geometry.clear()
+            self._geometry[key] = (M, Minv, ~ok)
+        return self._geometry[key]
+
     def _outline_response(self, img: np.ndarray) -> np.ndarray:
         """For each top-left position (as cv2.matchTemplate places the outline templates
         on *img*), how much the edges across a card's outline there stand out from the
@@ -620,16 +688,16 @@ class CardFinder:
                          ) -> tuple[np.ndarray, float]:
         """Like :meth:`refine` (same search), with the face of *card_id* (upright in
         *quad*) as the template: for a pose the generic face may not place well."""
-        template = self.face_templates.get(card_id)
+        template = self._face_blurred.get(card_id)
         if template is None:
             return quad, 0.0
         return refine_quad(frame, quad, template, REFINE_PX_PER_MM, REFINE_SHIFT_MM,
-                           REFINE_TURNS_DEG, REFINE_SCALES)
+                           REFINE_TURNS_DEG, REFINE_SCALES, blurred=True)
 
     def refine(self, frame: np.ndarray, quad: np.ndarray, template: int
                ) -> tuple[np.ndarray, float]:
         """The outline of a found card made precise: template *template* correlated at
         REFINE_PX_PER_MM within REFINE_SHIFT_MM, REFINE_TURNS_DEG and REFINE_SCALES of
         *quad* (TL, TR, BR, BL in frame px). Returns (quad, score)."""
-        return refine_quad(frame, quad, self.fine_templates[template], REFINE_PX_PER_MM,
-                           REFINE_SHIFT_MM, REFINE_TURNS_DEG, REFINE_SCALES)
+        return refine_quad(frame, quad, self._fine_blurred[template], REFINE_PX_PER_MM,
+                           REFINE_SHIFT_MM, REFINE_TURNS_DEG, REFINE_SCALES, blurred=True)
