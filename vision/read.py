@@ -122,6 +122,9 @@ PAIR_PX_PER_MM = 2.5
 PAIR_SHIFT_MM = 0.8
 PAIR_DIFF_LEVEL = 0.8
 PAIR_DECIDES = 0.8
+#: Least share of the pixels where two alike faces differ that must show (not glare)
+#: for their duel to decide.
+PAIR_MIN_SEEN = 0.3
 
 
 @dataclass(frozen=True)
@@ -177,10 +180,13 @@ class PairJudge:
             self._masks[key] = np.nonzero(differ)
         return self._masks[key]
 
-    def judge(self, card: np.ndarray, candidates: list[str]) -> str | None:
+    def judge(self, card: np.ndarray, candidates: list[str],
+              hidden: np.ndarray | None = None) -> str | None:
         """Which of the alike faces *candidates* the upright card picture *card*
         (:attr:`size` plus :attr:`pad` px on every side, BGR) shows: the one that fits
-        clearly better than each other one where the two differ; None when none does."""
+        clearly better than each other one where the two differ; None when none does.
+        *hidden* (a boolean mask like *card*) marks pixels that show nothing (glare):
+        they are left out, and a duel that loses most of its pixels so decides nothing."""
         candidates = [c for c in candidates if c in self.faces]
         if len(candidates) < 2:
             return None
@@ -191,17 +197,26 @@ class PairJudge:
         core = gray[m:gray.shape[0] - m, m:gray.shape[1] - m]
         centre = core[p:core.shape[0] - p, p:core.shape[1] - p]
         core = (core - centre.mean()) / max(float(centre.std()), 1e-3)
+        seen = None
+        if hidden is not None:
+            seen = ~hidden[m + p:hidden.shape[0] - m - p, m + p:hidden.shape[1] - m - p]
         wins = {c: 0 for c in candidates}
         for i, a in enumerate(candidates):
             for b in candidates[i + 1:]:
-                winner = self._duel(core, a, b)
+                winner = self._duel(core, a, b, seen)
                 if winner is not None:
                     wins[winner] += 1
         champion = max(candidates, key=lambda c: wins[c])
         return champion if wins[champion] == len(candidates) - 1 else None
 
-    def _duel(self, core: np.ndarray, a: str, b: str) -> str | None:
+    def _duel(self, core: np.ndarray, a: str, b: str,
+              seen: np.ndarray | None = None) -> str | None:
         ys, xs = self._where(a, b)
+        if seen is not None:
+            keep = seen[ys, xs]
+            if keep.mean() < PAIR_MIN_SEEN:
+                return None
+            ys, xs = ys[keep], xs[keep]
         if len(ys) == 0:
             return None
         p = self.pad

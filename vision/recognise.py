@@ -296,8 +296,9 @@ class Recogniser:
         alike = self.matcher.alike(best)
         if len(alike) < 2:
             return ident
-        verdict = self.pair_judge.judge(self._rectified(frame, quad, PAIR_PX_PER_MM,
-                                                        self.pair_judge.pad), alike)
+        card = self._rectified(frame, quad, PAIR_PX_PER_MM, self.pair_judge.pad, keep_glare=True)
+        blank = glare(card, PAIR_PX_PER_MM)
+        verdict = self.pair_judge.judge(without_glare(card, blank), alike, hidden=blank)
         if verdict is None:
             return replace(ident, card_id="unknown", confidence=0.0)
         clear = ident.score >= SURE_SCORE and ident.quarters >= SURE_QUARTERS
@@ -315,7 +316,7 @@ class Recogniser:
         return ident
 
     def _rectified(self, frame: np.ndarray, quad: np.ndarray, px_per_mm: float,
-                   pad: int) -> np.ndarray:
+                   pad: int, keep_glare: bool = False) -> np.ndarray:
         """The card inside *quad* upright at *px_per_mm*, *pad* px of margin all round
         (frame shrunk by area first where it is finer than that)."""
         w, h = (round(CARD_MM[0] * px_per_mm), round(CARD_MM[1] * px_per_mm))
@@ -326,7 +327,7 @@ class Recogniser:
         big = cv2.warpPerspective(frame, M, size, flags=cv2.INTER_LINEAR,
                                   borderMode=cv2.BORDER_REPLICATE)
         card = cv2.resize(big, (w + 2 * pad, h + 2 * pad), interpolation=cv2.INTER_AREA)
-        return without_glare(card, px_per_mm)
+        return card if keep_glare else without_glare(card, glare(card, px_per_mm))
 
     def _add_ms(self, key: str, seconds: float) -> None:
         self.side_ms[key] = seconds * 1000
@@ -380,19 +381,25 @@ class Recogniser:
         return ident
 
 
-def without_glare(card: np.ndarray, px_per_mm: float) -> np.ndarray:
-    """*card* (BGR) with a glare spot blanked to its median colour (see GLARE_LEVEL): a
-    washed-out white blob would otherwise count against the true face and for
-    whichever face has paper there. Unchanged (the same array) without glare."""
+def glare(card: np.ndarray, px_per_mm: float) -> np.ndarray | None:
+    """Where *card* (BGR, upright) is washed out by a glare spot (see GLARE_LEVEL): a
+    boolean mask, or None where there is none."""
     spot = (card.min(axis=2) >= GLARE_LEVEL).astype(np.uint8)
     if not spot.any():
-        return card
+        return None
     r = max(1, round(GLARE_RING_MM * px_per_mm))
     blank = cv2.dilate(spot, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1,) * 2)) > 0
-    if blank.mean() > GLARE_MAX_SHARE:
+    return None if blank.mean() > GLARE_MAX_SHARE else blank
+
+
+def without_glare(card: np.ndarray, blank: np.ndarray | None) -> np.ndarray:
+    """*card* with the *blank* part (:func:`glare`) set to the mean colour of the rest:
+    a pixel at the mean adds nothing to a correlation, where a washed-out white blob
+    would count against the true face and for whichever face has paper there."""
+    if blank is None:
         return card
     out = card.copy()
-    out[blank] = np.median(card[~blank], axis=0).astype(np.uint8)
+    out[blank] = card[~blank].mean(axis=0).astype(np.uint8)
     return out
 
 
