@@ -233,32 +233,80 @@ def colour_regions(frame: np.ndarray, fills: tuple[np.ndarray, ...], *,
     With ``partial`` (the inner face's width and height, mm), regions cut by a hand
     are completed instead: each is taken as the visible end of a card of that shape
     whose width or length it shows in full (see :func:`_completions`)."""
+    return _colour_regions(fill_masks(frame, fills, work_height=work_height), partial)
+
+
+@dataclass(frozen=True)
+class FillMasks:
+    """Where a frame (shrunk by *scale*) shows each Twilight fill colour (``each``), and
+    the outlines of their union (closed, eroded: ``mask`` and ``contours``): what both
+    :func:`colour_regions` stages start from."""
+
+    scale: float
+    each: list[np.ndarray]
+    mask: np.ndarray
+    contours: tuple
+
+
+#: Lookup tables of fill_masks per fills (a*, b* -> near in hue and chroma; L* -> near in
+#: lightness), for a few Twilight models.
+_FILL_TABLES: dict[bytes, list[tuple[np.ndarray, np.ndarray]]] = {}
+
+
+def _fill_tables(fills: tuple[np.ndarray, ...]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per fill, whether each Lab a*, b* (256 x 256) and each L* (256) is near it: the
+    float32 arithmetic :func:`fill_masks` did per pixel, done once on every value a
+    pixel can have (each element's result depends on its own value only)."""
+    key = b"".join(np.asarray(f, np.float64).tobytes() for f in fills)
+    if key not in _FILL_TABLES:
+        values = np.arange(256, dtype=np.float32)
+        a = (values - 128)[:, None]
+        b = (values - 128)[None, :]
+        chroma = np.sqrt(a * a + b * b) + 1e-3
+        tables = []
+        for fill in fills:
+            fa, fb = float(fill[1]) - 128, float(fill[2]) - 128
+            fc = max(float(np.hypot(fa, fb)), 1e-3)
+            # hue and saturation survive dim light and a colour cast better than Lab distance
+            cos_hue = (a * fa + b * fb) / (chroma * fc)
+            ratio = chroma / fc
+            light = values / max(float(fill[0]), 1.0)
+            near_ab = ((cos_hue > np.cos(np.radians(FILL_HUE_TOLERANCE_DEG)))
+                       & (ratio > FILL_RATIO_RANGE[0]) & (ratio < FILL_RATIO_RANGE[1]))
+            near_l = (light > FILL_RATIO_RANGE[0]) & (light < FILL_RATIO_RANGE[1])
+            tables.append((near_ab.ravel(), near_l))
+        if len(_FILL_TABLES) > 16:
+            _FILL_TABLES.clear()
+        _FILL_TABLES[key] = tables
+    return _FILL_TABLES[key]
+
+
+def fill_masks(frame: np.ndarray, fills: tuple[np.ndarray, ...], *,
+               work_height: int = COLOUR_WORK_HEIGHT) -> FillMasks:
+    """The pixels of *frame* (shrunk by area to *work_height* rows) near each of the
+    Twilight card's fill colours in hue, chroma and lightness (see :class:`FillMasks`)."""
     scale = min(1.0, work_height / frame.shape[0])
     small = frame
     if scale < 1.0:
         small = cv2.resize(frame, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
-    lab = cv2.cvtColor(small, cv2.COLOR_BGR2Lab).astype(np.float32)
-    a = lab[..., 1] - 128
-    b = lab[..., 2] - 128
-    chroma = np.sqrt(a * a + b * b) + 1e-3
+    lab = cv2.cvtColor(small, cv2.COLOR_BGR2Lab)
+    ab = (lab[..., 1].astype(np.intp) << 8) | lab[..., 2]
     mask = np.zeros(small.shape[:2], np.uint8)
     each = []
-    for fill in fills:
-        fa, fb = float(fill[1]) - 128, float(fill[2]) - 128
-        fc = max(float(np.hypot(fa, fb)), 1e-3)
-        # hue and saturation survive dim light and a colour cast better than Lab distance
-        cos_hue = (a * fa + b * fb) / (chroma * fc)
-        ratio = chroma / fc
-        light = lab[..., 0] / max(float(fill[0]), 1.0)
-        near = ((cos_hue > np.cos(np.radians(FILL_HUE_TOLERANCE_DEG)))
-                & (ratio > FILL_RATIO_RANGE[0]) & (ratio < FILL_RATIO_RANGE[1])
-                & (light > FILL_RATIO_RANGE[0]) & (light < FILL_RATIO_RANGE[1]))
+    for near_ab, near_l in _fill_tables(fills):
+        near = near_ab[ab] & near_l[lab[..., 0]]
         each.append(near)
         mask |= near.astype(np.uint8)
     mask = cv2.morphologyEx(mask * 255, cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8))
     mask = cv2.erode(mask, np.ones((3, 3), np.uint8))
     contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-    h = small.shape[0]
+    return FillMasks(scale, each, mask, contours)
+
+
+def _colour_regions(masks: FillMasks, partial: tuple[float, float] | None) -> list[Quad]:
+    """:func:`colour_regions` from the fill masks already found."""
+    scale, each, mask, contours = masks.scale, masks.each, masks.mask, masks.contours
+    h = mask.shape[0]
     lo, hi = MIN_CARD_HEIGHT_FRACTION * h, MAX_CARD_HEIGHT_FRACTION * h
     quads = []
     if partial is not None:
@@ -270,12 +318,14 @@ def colour_regions(frame: np.ndarray, fills: tuple[np.ndarray, ...], *,
             (_, _), (rw, rh), _ = cv2.minAreaRect(contour)
             if area < PARTIAL_MIN_AREA * lo * lo or max(rw, rh) > hi:
                 continue
-            region = np.zeros(mask.shape, np.uint8)
-            cv2.drawContours(region, [contour], -1, 1, -1)
+            # (drawn in its bounding box: the same pixels as on the whole mask)
+            x, y, bw, bh = cv2.boundingRect(contour)
+            region = np.zeros((bh, bw), np.uint8)
+            cv2.drawContours(region, [contour], -1, 1, -1, offset=(-x, -y))
             inside = region.astype(bool)
             # a part showing both fill colours is the likeliest; one colour alone (a
             # quarter whose neighbour merged with a table of its colour) comes after
-            share = min(float(e[inside].mean()) for e in each)
+            share = min(float(e[y:y + bh, x:x + bw][inside].mean()) for e in each)
             tried.append((area * (2.0 if share >= PARTIAL_MIN_SHARE else 1.0), contour))
         tried.sort(key=lambda t: -t[0])
         for _, contour in tried[:PARTIAL_REGIONS]:
@@ -412,10 +462,18 @@ def locate(frame: np.ndarray, model: TwilightModel, *, mirror: bool = False,
     # both ring stages work on the same shrunk grey picture (an area shrink of a
     # 1280x720 frame costs a few ms)
     shrunk = shrunk_gray(frame, min(1.0, WORK_HEIGHT / frame.shape[0]))
+    # ... and both fill-colour stages on the same fill masks (found when first needed)
+    masks: list[FillMasks] = []
+
+    def colours(f: np.ndarray, partial: tuple[float, float] | None = None) -> list[Quad]:
+        if not masks:
+            masks.append(fill_masks(f, model.fills))
+        return _colour_regions(masks[0], partial)
+
     stages = ((lambda f: ring_holes(f, shrunk=shrunk), min_score),
               (lambda f: ring_holes(f, thin=True, shrunk=shrunk), min_score),
-              (lambda f: colour_regions(f, model.fills), min_score),
-              (lambda f: colour_regions(f, model.fills, partial=inner), completed))
+              (lambda f: colours(f), min_score),
+              (lambda f: colours(f, partial=inner), completed))
     w_mm, h_mm = CARD_MM
     outer_mm = np.float32([(0, 0), (w_mm, 0), (w_mm, h_mm), (0, h_mm)]).reshape(-1, 1, 2)
     for candidates, needed in stages:
