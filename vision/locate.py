@@ -205,8 +205,15 @@ def ring_holes(frame: np.ndarray, *, work_height: int = WORK_HEIGHT,
         return []
     lo, hi = card_fraction[0] * h, card_fraction[1] * h
     quads = []
-    for contour, (_, _, _, parent) in zip(contours, hierarchy[0], strict=True):
-        if parent < 0 or len(contour) < 4:
+    # holes only (a parent ring): picked out at once, most contours are not
+    for i in np.flatnonzero(hierarchy[0][:, 3] >= 0):
+        contour = contours[i]
+        if len(contour) < 4:
+            continue
+        # no side of a rectangle around it is longer than its bounding box's diagonal
+        # (which is a pixel longer than the points' own): small holes go at once
+        _, _, bw, bh = cv2.boundingRect(contour)
+        if bw * bw + bh * bh < lo * lo:
             continue
         (cx, cy), (rw, rh), _ = cv2.minAreaRect(contour)
         long_side, short_side = max(rw, rh), min(rw, rh)
