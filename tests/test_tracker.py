@@ -174,3 +174,69 @@ def test_the_next_hand_may_lead_a_card_of_the_last_trick(tmp_path) -> None:
     assert play_events(events) == [t[:2] for t in truth[:30]]
     assert [(p["seat"], p["card"]) for p in snap["hand"]["plays"]] == [t[:2] for t in second[:2]]
     assert not any(e["type"] == "warning" for e in events)
+
+
+class GlaringTable:
+    """A hand movie as a recording with a lamp's reflection (the simulator's strongest
+    glare spot) on one card while it lies; ``on_frame(index)`` runs before each frame
+    is given (the table's hands)."""
+
+    live = False
+
+    def __init__(self, movie: HandMovie, seat: str, card: str, on_frame) -> None:
+        from vision.simulator import _glare_spot
+
+        self.frames = movie.frames()
+        self.seat, self.card = seat, card
+        self.on_frame = on_frame
+        self.spot = _glare_spot(int(0.06 * SIZE[1]))
+        self.glared = 0
+
+    def read(self):
+        frame = next(self.frames, None)
+        if frame is None:
+            return None
+        self.on_frame(frame.index)
+        image, quad = frame.image, frame.quads.get(self.seat)
+        if frame.top.get(self.seat) == self.card and quad is not None:
+            image = image.copy()
+            q = np.asarray(quad)
+            centre = q.mean(axis=0) * 0.6 + (q[2] + q[3]) / 2 * 0.4  # its lower half
+            r = self.spot.shape[0] // 2
+            x0, y0 = int(centre[0]) - r, int(centre[1]) - r
+            roi = image[y0:y0 + self.spot.shape[0], x0:x0 + self.spot.shape[1]]
+            cv2.addWeighted(roi, 1.0, self.spot, 0.8, 0, dst=roi)
+            self.glared += 1
+        return image
+
+    def close(self) -> None:
+        self.frames = iter(())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [32, 33])
+def test_an_unreadable_lead_holds_the_hand_until_the_table_lays_it(tmp_path, seed) -> None:
+    # The hand's first card lies under a glare spot and cannot be named. The first card
+    # tells who leads (C7), so the cards after it must not be taken as the lead: they
+    # wait, the table is asked, and once it lays the card by hand they follow in order.
+    truth_movie = HandMovie(seed, 0, SIZE, 10.0, hands=1, render=False)
+    for _ in truth_movie.frames():
+        pass
+    truth = [e for e in truth_movie.events if e["type"] == "play"]
+    lead = truth[0]
+    log = GameLog.open(tmp_path / "data")
+    fixed = []
+
+    def table_hands(index: int) -> None:  # the table reacts 6 s after laying it
+        if not fixed and index >= lead["clear_frame"] + 60:
+            fixed.append(index)
+            log.play(lead["seat"], lead["card"], source="table")
+
+    source = GlaringTable(HandMovie(seed, 0, SIZE, 10.0, hands=1), lead["seat"], lead["card"],
+                          table_hands)
+    events, snap, _ = watch_source(tmp_path, source, log, 0)
+    assert source.glared > 50
+    want = [(e["seat"], e["card"]) for e in truth]
+    assert any(e["type"] == "warning" and lead["seat"] in e["message"] for e in events)
+    assert play_events(events) == want[1:]  # never invented, nothing out of turn
+    assert [(p["seat"], p["card"]) for p in snap["hand"]["plays"]] == want

@@ -199,6 +199,7 @@ class _Zone:
     asked: bool = False  # the table was asked to lay this seat's missed card
     refused: str | None = None  # a card the rules refused, until the side changes
     unknown_reads: int = 0
+    unreadable: int | None = None  # frame a card that reads "unknown" was laid here
     weak: tuple[str, int] | None = None  # a low-confidence card and how often it was read
     gone: set[str] = field(default_factory=set)  # cards seen leaving this side since the
     # last play given out (one of them laid here again is a new card)
@@ -351,6 +352,8 @@ class TableTracker:
             zone.candidate, zone.confirms = "unknown", 0  # reads must agree in a row
             if forced:
                 return
+            if zone.moved and zone.unreadable is None:
+                zone.unreadable = zone.last_busy
             zone.unknown_reads += 1
             if zone.weak is None:
                 zone.next_read = self.frame_no + UNKNOWN_RETRY_FRAMES
@@ -369,6 +372,7 @@ class TableTracker:
             return  # stay dirty: try again shortly
         zone.unknown_reads = 0
         zone.warned = False
+        zone.unreadable = None
         card = self._with_prior(zone.seat, card, reading, expect)
         if card != zone.candidate:
             zone.candidate, zone.confirms = card, 1
@@ -503,6 +507,11 @@ class TableTracker:
             first = min(z.held[0][1] for z in ready)
             turn = self.zones.get(rules.next_seat or "")
             if rules.next_seat is None:
+                if any(z.unreadable is not None and z.unreadable < first
+                       for z in self.zones.values()):
+                    # a card laid before these cannot be read yet: it may be the lead
+                    # (the table is asked about it; once it is in the log, these follow)
+                    return
                 zone = min(ready, key=lambda z: z.held[0][1])
             elif turn is not None and turn.held and turn.held[0][1] <= first + LAID_SLACK:
                 zone = turn
@@ -515,6 +524,7 @@ class TableTracker:
             emit(Observation("play", self.frame_no, seat=zone.seat, card=card))
             for other in self.zones.values():
                 other.gone.clear()
+                other.unreadable = None
             after = expect()
             if card in after.played or after.next_seat != rules.next_seat:
                 zone.stirred = zone.asked = False
