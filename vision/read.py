@@ -481,6 +481,28 @@ class CardMatcher:
 # -- finding the uppermost card in a zone ------------------------------------------------------
 
 
+#: np.histogram's bin edges for 90 bins over -45..45 of float32 angles (its own, so a
+#: value on an edge falls in the same bin).
+_ANGLE_EDGES = np.histogram_bin_edges(np.zeros(1, np.float32), bins=90, range=(-45, 45))
+
+
+def _angle_histogram(ang: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """``np.histogram(ang, bins=90, range=(-45, 45), weights=weights)[0]`` for float32
+    *ang* and *weights*, without its overhead: the same bins (edges[i] <= a < edges[i+1],
+    the last closed) and the same float64 sums cast to float32."""
+    a, w = ang.ravel(), weights.ravel()
+    keep = (a >= -45.0) & (a <= 45.0)
+    if not keep.all():
+        a, w = a[keep], w[keep]
+    a = a.astype(_ANGLE_EDGES.dtype, copy=False)
+    # the bin by arithmetic (the edges are whole degrees), then set right as numpy does
+    index = (a + np.float32(45.0)).astype(np.intp)
+    np.minimum(index, 89, out=index)
+    index[a < _ANGLE_EDGES[index]] -= 1
+    index[(a >= _ANGLE_EDGES[index + 1]) & (index != 89)] += 1
+    return np.bincount(index, weights=w, minlength=90).astype(weights.dtype)
+
+
 def _dominant_turns(img: np.ndarray, limit: float) -> list[float]:
     """Candidate turns (cv2 degrees, within +-limit) that make the straight edges in
     *img* axis-aligned: peaks of the gradient orientation histogram, folded to 90°."""
@@ -491,8 +513,9 @@ def _dominant_turns(img: np.ndarray, limit: float) -> list[float]:
     mag = cv2.magnitude(gx, gy)
     ang = np.degrees(np.arctan2(gy, gx)) % 90.0  # the four edges of a card fold together
     ang = np.where(ang >= 45.0, ang - 90.0, ang)
-    hist, _ = np.histogram(ang, bins=90, range=(-45, 45), weights=mag)
+    hist = _angle_histogram(ang, mag)
     hist = np.convolve(np.concatenate([hist[-2:], hist, hist[:2]]), np.ones(5) / 5, "valid")
+    hist = hist.tolist()
     peaks = [i for i in range(90) if hist[i] >= hist[i - 1] and hist[i] >= hist[(i + 1) % 90]]
     peaks.sort(key=lambda i: -hist[i])
     turns = [-(i - 44.5) for i in peaks[:TURN_CANDIDATES]]
@@ -690,13 +713,22 @@ class CardFinder:
         rows = cv2.boxFilter(gy, -1, (tw - 1, 1), anchor=(0, 0), normalize=False,
                              borderType=cv2.BORDER_CONSTANT)
         H, W = img.shape[0] - th - 2 * d, img.shape[1] - tw - 2 * d
-        out = np.zeros((H, W), np.float32)
+        # ridge minus half of each flank, summed in this order (halving is exact, and
+        # adding -x/2 is subtracting x/2): each line is one in-place step
+        half_cols, half_rows = cols * np.float32(0.5), rows * np.float32(0.5)
+        out = None
         for x0 in (d, d + tw):  # the long sides: ridge at x0, flanks at x0 -+ d
-            for dx, wgt in ((0, 1.0), (-d, -0.5), (d, -0.5)):
-                out += wgt * cols[d + 1:d + 1 + H, x0 + dx:x0 + dx + W]
+            ridge = cols[d + 1:d + 1 + H, x0:x0 + W]
+            if out is None:
+                out = ridge + np.float32(0.0)
+            else:
+                out += ridge
+            for dx in (-d, d):
+                out -= half_cols[d + 1:d + 1 + H, x0 + dx:x0 + dx + W]
         for y0 in (d, d + th):
-            for dy, wgt in ((0, 1.0), (-d, -0.5), (d, -0.5)):
-                out += wgt * rows[y0 + dy:y0 + dy + H, d + 1:d + 1 + W]
+            out += rows[y0:y0 + H, d + 1:d + 1 + W]
+            for dy in (-d, d):
+                out -= half_rows[y0 + dy:y0 + dy + H, d + 1:d + 1 + W]
         return out
 
     def refine_with_face(self, frame: np.ndarray, quad: np.ndarray, card_id: str
