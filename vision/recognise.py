@@ -98,10 +98,10 @@ ZONE_OVERSAMPLE = 1.5
 #: Supersampling of the card warp before it is shrunk to the match size (anti-aliasing).
 CARD_WARP_OVERSAMPLE = 2
 #: Glare: a card pixel whose darkest channel is at least GLARE_LEVEL is washed out by
-#: a lamp's reflection (no ink shows there); the spot and GLARE_RING_MM around it (its
-#: fading edge, where ink shows paled) are blanked to the card's median colour before
-#: matching, unless more than GLARE_MAX_SHARE of the card is that bright (a white card
-#: in bright light, not a spot).
+#: a lamp's reflection (no ink shows there); the spot and a ring around it as wide as
+#: the spot's radius, up to GLARE_RING_MM (its fading edge, where ink shows paled), are
+#: left out of matching, unless more than GLARE_MAX_SHARE of the card is that bright (a
+#: white card in bright light, not a spot).
 GLARE_LEVEL = 235
 GLARE_RING_MM = 4.0
 GLARE_MAX_SHARE = 0.5
@@ -384,10 +384,13 @@ class Recogniser:
 def glare(card: np.ndarray, px_per_mm: float) -> np.ndarray | None:
     """Where *card* (BGR, upright) is washed out by a glare spot (see GLARE_LEVEL): a
     boolean mask, or None where there is none."""
-    spot = (card.min(axis=2) >= GLARE_LEVEL).astype(np.uint8)
-    if not spot.any():
+    spot = cv2.inRange(card, (GLARE_LEVEL,) * 3, (255,) * 3)  # every channel that bright
+    area = cv2.countNonZero(spot)
+    if not area:
         return None
-    r = max(1, round(GLARE_RING_MM * px_per_mm))
+    # the fading edge is as wide as the washed-out core (up to GLARE_RING_MM)
+    core_radius = float(np.sqrt(area / np.pi))
+    r = max(1, round(min(core_radius, GLARE_RING_MM * px_per_mm)))
     blank = cv2.dilate(spot, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1,) * 2)) > 0
     return None if blank.mean() > GLARE_MAX_SHARE else blank
 
