@@ -87,6 +87,9 @@ RESCUE_SCORE = 0.4
 #: (mm) it may move it.
 ALIGN_PX_PER_MM = 1.0
 ALIGN_MARGIN_MM = 4.0
+#: An alignment that leaves the best face's correlation below this is tried again from
+#: the card turned half round.
+FLIP_BELOW = 0.8
 #: Least quarter correlation and identity margin of a fallback pose's reading (the best
 #: pose named no card) for it to count as the card on top (wood grain between plank
 #: joints can pass for a plain face, narrowly).
@@ -269,12 +272,7 @@ class Recogniser:
         readings."""
         if face is None:
             face = self.align_faces[ident.best]
-        starts = [quad]
-        if ident.score < SURE_SCORE:
-            # placed this roughly, which way up it lies is not sure either: the face
-            # turned half round can drag the alignment off the card
-            starts.append(np.roll(quad, 2, axis=0))
-        for start in starts:
+        for start in (quad, np.roll(quad, 2, axis=0)):
             aligned = _locate.align_face(frame, start, face, ALIGN_PX_PER_MM,
                                          ALIGN_MARGIN_MM)
             if aligned is not None and _locate.plausible(aligned):
@@ -282,8 +280,10 @@ class Recogniser:
                 if again.score > ident.score:
                     quad = np.roll(aligned, 2, axis=0) if again.upside_down else aligned
                     ident = again
-                    if _sure(ident):
-                        break
+            if ident.score >= FLIP_BELOW:
+                break
+            # still a poor fit: which way up it lies was guessed from a rough pose,
+            # and the face turned half round drags the alignment off the card
         return quad, ident
 
     def _judge_pair(self, frame: np.ndarray, quad: np.ndarray, ident: Identity) -> Identity:
