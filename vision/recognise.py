@@ -272,6 +272,9 @@ class Recogniser:
         readings."""
         if face is None:
             face = self.align_faces[ident.best]
+        # a poor fit is tried again from the card turned half round: which way up it
+        # lies was guessed from a rough pose, and the face turned half round drags the
+        # alignment off the card
         for start in (quad, np.roll(quad, 2, axis=0)):
             aligned = _locate.align_face(frame, start, face, ALIGN_PX_PER_MM,
                                          ALIGN_MARGIN_MM)
@@ -282,8 +285,6 @@ class Recogniser:
                     ident = again
             if ident.score >= FLIP_BELOW:
                 break
-            # still a poor fit: which way up it lies was guessed from a rough pose,
-            # and the face turned half round drags the alignment off the card
         return quad, ident
 
     def _judge_pair(self, frame: np.ndarray, quad: np.ndarray, ident: Identity) -> Identity:

@@ -25,6 +25,12 @@ still be laying its card. Then:
   once the missed card is in the game log — read at last, or laid through
   ``gamelog.play`` by the table — the held cards are given out in order.
 
+The first card of a hand tells who leads (C7): while a card laid before the first
+confirmed one cannot be read (``unknown``), the confirmed cards wait for it, as they
+wait for a missed card at the seat on turn. Between hands the last trick's cards
+count as lying, not laid; one seen taken away from a side and laid there again is
+the next hand's lead (the deck is dealt anew, so the same card may well lead).
+
 The rules act as a prior (R3): when the recogniser's best guess is not legal
 at that seat but a legal card scores within :data:`PRIOR_MARGIN` of it, the
 legal card is taken. A card is never invented: an unreadable side stays
