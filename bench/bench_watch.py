@@ -7,7 +7,9 @@ sets hands per art style (default 20).
 
 - exactness: plays exact, extra plays, hands with the exact score, per style;
 - throughput: frames per second of the watch pipeline on one core;
-- latency: frames from the hand leaving the card's side to the play event;
+- latency: frames from the hand leaving the card's side to the play event, over the
+  hands given out exactly (in a hand where a card was not seen, the cards after it
+  wait for the table to lay it: that wait is reported apart);
 - memory: peak resident memory over the run (it must not grow with length);
 - end to end from a JPEG frame folder (the serve benchmark's 10-hand 1280x720
   recording, decoding included): frames per second on one core, the decoding
@@ -152,7 +154,8 @@ def watch_jpeg_folder() -> dict:
 def main() -> dict:
     hands = int(os.environ.get("BENCH_HANDS", "20"))
     figures: dict = {"size": f"{SIZE[0]}x{SIZE[1]}", "fps_recorded": 10, "hands_per_style": hands}
-    all_latency: list[int] = []
+    all_latency: list[int] = []  # hands given out exactly, as they were laid
+    held_latency: list[int] = []  # hands where cards waited for one that was not seen
     spent = frames = 0.0
     for style in (0, 1):
         results = []
@@ -163,7 +166,8 @@ def main() -> dict:
             print(f"style {style} hand {i}: exact={r['exact']} extra={r['extra']} "
                   f"score_exact={r['score_exact']} warnings={r['warnings']} "
                   f"{r['frames'] / max(r['seconds'], 1e-9):.0f} fps", flush=True)
-            all_latency += r["latency"]
+            all_latency += r["latency"] if r["exact"] else []
+            held_latency += [] if r["exact"] else r["latency"]
             spent += r["seconds"]
             frames += r["frames"]
         figures[f"style_{style}"] = {
@@ -180,6 +184,8 @@ def main() -> dict:
         "median": statistics.median(all_latency) if all_latency else None,
         "max": max(all_latency) if all_latency else None,
         "goal_max": 5,
+        "over": "plays of the hands given out exactly",
+        "max_in_other_hands": max(held_latency) if held_latency else None,
     }
     figures["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     figures["jpeg_folder"] = watch_jpeg_folder()
