@@ -358,7 +358,7 @@ class TableTracker:
             zone.candidate, zone.confirms = "unknown", 0  # reads must agree in a row
             if forced:
                 return
-            if zone.moved and zone.unreadable is None:
+            if zone.unreadable is None and self._laid(zone, thumb):
                 zone.unreadable = zone.last_busy
             zone.unknown_reads += 1
             if zone.weak is None:
@@ -471,6 +471,12 @@ class TableTracker:
             if best - score <= PRIOR_MARGIN:
                 return choice
         return card
+
+    def _laid(self, zone: _Zone, thumb: np.ndarray) -> bool:
+        """Whether something moved here and left the side looking different from before
+        the motion: a card laid (a table pattern read as a card was there before)."""
+        return (zone.moved and zone.before is not None and zone.region is not None
+                and zone.region.difference(thumb, zone.before) > REFERENCE_LEVEL)
 
     def _laid_unseen(self, zone: _Zone) -> bool:
         """Whether something moved at a side since its last play and the side now looks
