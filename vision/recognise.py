@@ -237,7 +237,8 @@ class Recogniser:
         ident = self.identify_quad(frame, quad)
         if ident.upside_down:
             quad = np.roll(quad, 2, axis=0)
-        if RESCUE_SCORE <= ident.score < HOPELESS_SCORE and ident.cult in self.cult_faces:
+        if (not glance and RESCUE_SCORE <= ident.score < HOPELESS_SCORE
+                and ident.cult in self.cult_faces):
             quad, ident = self._align(frame, quad, ident, self.cult_faces[ident.cult])
         if ident.score < HOPELESS_SCORE:
             # nothing like a card of the deck here (an empty side, a fallback pose on
@@ -249,7 +250,7 @@ class Recogniser:
                 not _sure(ident) or len(self.matcher.alike(ident.best)) > 1):
             # place it again with the face it most resembles, and name it again: a mm
             # of misplacement is what makes one cleric look like another
-            quad, ident = self._align(frame, quad, ident)
+            quad, ident = self._align(frame, quad, ident, flip=not glance)
         ident = self._judge_pair(frame, quad, ident)
         if ident.card_id != "unknown" and (
                 ident.colour < MIN_COLOUR_AGREEMENT
@@ -265,7 +266,8 @@ class Recogniser:
                            (strength, fine))
 
     def _align(self, frame: np.ndarray, quad: np.ndarray, ident: Identity,
-               face: np.ndarray | None = None) -> tuple[np.ndarray, Identity]:
+               face: np.ndarray | None = None, flip: bool = True
+               ) -> tuple[np.ndarray, Identity]:
         """*quad* aligned by area with *face* (default: the face *ident* most
         resembles; its pose may be a little skewed where the Twilight card's is: the
         last tenths of a mm and degree), and named again; the better of the two
@@ -283,7 +285,7 @@ class Recogniser:
                 if again.score > ident.score:
                     quad = np.roll(aligned, 2, axis=0) if again.upside_down else aligned
                     ident = again
-            if ident.score >= FLIP_BELOW:
+            if ident.score >= FLIP_BELOW or not flip:
                 break
         return quad, ident
 
