@@ -9,6 +9,7 @@ import json
 import cv2
 import numpy as np
 import pytest
+from watch_helpers import glare_on_card
 
 from companion.cards import SEATS
 from companion.cli import main
@@ -201,22 +202,6 @@ def test_wood_between_plank_joints_is_no_card():
         assert rec.recognise(scene.image)["sides"][seat] in (None, "unknown"), seed
 
 
-def _with_glare(scene, seat):
-    """*scene*'s image with the simulator's strongest glare spot on the lower half of
-    the card at *seat* (a lamp's reflection: white, washed out at its core)."""
-    from vision.simulator import _glare_spot
-
-    q = np.asarray(scene.side_quads[seat])
-    centre = q.mean(axis=0) * 0.6 + (q[2] + q[3]) / 2 * 0.4
-    r = int(0.06 * scene.image.shape[0])
-    spot = _glare_spot(r)
-    img = scene.image.copy()
-    x0, y0 = int(centre[0]) - r, int(centre[1]) - r
-    roi = img[y0:y0 + spot.shape[0], x0:x0 + spot.shape[1]]
-    cv2.addWeighted(roi, 1.0, spot, 0.8, 0, dst=roi)
-    return img
-
-
 @pytest.mark.parametrize("style, cases, named", [
     (1, ((300, "west"), (303, "north"), (306, "north"), (311, "north")), True),
     # style 0's dark moon cards: the washed-out blob looked like a hierarch's light face
@@ -230,6 +215,6 @@ def test_a_glare_spot_on_a_card_never_names_another_card(style, cases, named):
         scene = render_scene(seed, style=style, glare=False)
         want = scene.truth["sides"][seat]
         assert want is not None and not scene.under_quads[seat]
-        img = _with_glare(scene, seat)
+        img = glare_on_card(scene.image, scene.side_quads[seat])
         got = rec.read_side(img, rec.locate(img), seat).card_id
         assert got == want if named else got in (want, "unknown", None), (seed, seat, got)

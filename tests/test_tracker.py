@@ -12,7 +12,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 import pytest
-from watch_helpers import watch_source
+from watch_helpers import MovieRecording, glare_on_card, watch_source
 
 from companion.gamelog import GameLog
 from vision.movie import HandMovie
@@ -26,46 +26,42 @@ SLEEVE = Arm((0, 0), (0, 0)).sleeve
 EDGE = {"north": (0.5, 0.0), "south": (0.5, 1.0), "west": (0.0, 0.5), "east": (1.0, 0.5)}
 
 
-class LeaningTable:
-    """A hand movie as a recording, with a forearm resting on one card while it lies
-    there; ``on_frame(index)`` runs before each frame is given (the table's hands)."""
+def forearm_on(seat: str, card: str):
+    """A painter for :class:`MovieRecording`: a forearm resting on *card* at *seat* for
+    as long as it lies there, as a player leaning on the table would."""
 
-    live = False
-
-    def __init__(self, movie: HandMovie, seat: str, card: str, on_frame,
-                 stop_at: int | None = None) -> None:
-        self.movie = movie
-        self.stop_at = stop_at
-        self.frames = movie.frames()
-        self.seat, self.card = seat, card
-        self.on_frame = on_frame
-        self.covered = 0
-
-    def read(self):
-        frame = next(self.frames, None)
-        if frame is None or (self.stop_at is not None and frame.index >= self.stop_at):
+    def paint(frame):
+        quad = frame.quads.get(seat)
+        if frame.top.get(seat) != card or quad is None:
             return None
-        self.on_frame(frame.index)
-        image = frame.image
-        quad = frame.quads.get(self.seat)
-        if frame.top.get(self.seat) == self.card and quad is not None:
-            image = image.copy()
-            centre = np.asarray(quad, np.float64).mean(axis=0)
-            side = float(np.linalg.norm(np.asarray(quad[1]) - np.asarray(quad[0])))
-            ex, ey = EDGE[self.seat]
-            edge = np.array([ex * (SIZE[0] - 1), ey * (SIZE[1] - 1)])
-            wrist = centre + (edge - centre) * 0.35
-            thick = max(3, int(side * 1.4))
-            cv2.line(image, tuple(int(v) for v in edge), tuple(int(v) for v in wrist),
-                     SLEEVE, thick)
-            cv2.line(image, tuple(int(v) for v in wrist), tuple(int(v) for v in centre),
-                     SKIN, thick)
-            cv2.circle(image, tuple(int(v) for v in centre), int(thick * 0.6), SKIN, -1)
-            self.covered += 1
+        image = frame.image.copy()
+        centre = np.asarray(quad, np.float64).mean(axis=0)
+        side = float(np.linalg.norm(np.asarray(quad[1]) - np.asarray(quad[0])))
+        ex, ey = EDGE[seat]
+        edge = np.array([ex * (SIZE[0] - 1), ey * (SIZE[1] - 1)])
+        wrist = centre + (edge - centre) * 0.35
+        thick = max(3, int(side * 1.4))
+        cv2.line(image, tuple(int(v) for v in edge), tuple(int(v) for v in wrist),
+                 SLEEVE, thick)
+        cv2.line(image, tuple(int(v) for v in wrist), tuple(int(v) for v in centre),
+                 SKIN, thick)
+        cv2.circle(image, tuple(int(v) for v in centre), int(thick * 0.6), SKIN, -1)
         return image
 
-    def close(self) -> None:
-        self.frames = iter(())
+    return paint
+
+
+def glare_on(seat: str, card: str):
+    """A painter for :class:`MovieRecording`: a lamp's glare on *card* at *seat* while
+    it lies there."""
+
+    def paint(frame):
+        quad = frame.quads.get(seat)
+        if frame.top.get(seat) != card or quad is None:
+            return None
+        return glare_on_card(frame.image, quad)
+
+    return paint
 
 
 def play_events(events):
@@ -94,10 +90,11 @@ def watch_leaning(tmp_path, *, seed: int, style: int, hidden: int, fix_after: in
             log.play(miss["seat"], miss["card"], source="table")
 
     movie = HandMovie(seed, style, SIZE, 10.0, hands=1)
-    source = LeaningTable(movie, miss["seat"], miss["card"], table_hands,
-                          None if stop_after is None else trick_end + stop_after)
+    source = MovieRecording(movie, on_frame=table_hands,
+                            stop_at=None if stop_after is None else trick_end + stop_after,
+                            paint=forearm_on(miss["seat"], miss["card"]))
     events, snap, comp = watch_source(tmp_path, source, log, style)
-    assert source.covered > 10  # the arm really lay on the card
+    assert source.painted > 10  # the arm really lay on the card
     return events, truth, miss, snap, comp.tracker
 
 
@@ -135,23 +132,6 @@ def test_a_missed_card_nobody_lays_holds_the_hand_without_inventing(tmp_path) ->
     assert not any("not on turn" in e.get("message", "") for e in events)
 
 
-class FirstFrames:
-    """A hand movie as a recording that ends at frame ``stop_at``."""
-
-    live = False
-
-    def __init__(self, movie: HandMovie, stop_at: int) -> None:
-        self.frames = movie.frames()
-        self.stop_at = stop_at
-
-    def read(self):
-        frame = next(self.frames, None)
-        return None if frame is None or frame.index >= self.stop_at else frame.image
-
-    def close(self) -> None:
-        self.frames = iter(())
-
-
 @pytest.mark.slow
 def test_the_next_hand_may_lead_a_card_of_the_last_trick(tmp_path) -> None:
     # seed 5009: north's sun-purgatory lies in hand 1's last trick, the trick is swept,
@@ -169,48 +149,11 @@ def test_the_next_hand_may_lead_a_card_of_the_last_trick(tmp_path) -> None:
                if e["type"] == "play" and e["hand_index"] == 1 and e["seat"] == second[1][0]
                and e["card"] == second[1][1]) + 20
     log = GameLog.open(tmp_path / "data")
-    events, snap, _ = watch_source(tmp_path, FirstFrames(HandMovie(5009, 0, SIZE, 10.0,
-                                                                   hands=2), end), log, 0)
+    source = MovieRecording(HandMovie(5009, 0, SIZE, 10.0, hands=2), stop_at=end)
+    events, snap, _ = watch_source(tmp_path, source, log, 0)
     assert play_events(events) == [t[:2] for t in truth[:30]]
     assert [(p["seat"], p["card"]) for p in snap["hand"]["plays"]] == [t[:2] for t in second[:2]]
     assert not any(e["type"] == "warning" for e in events)
-
-
-class GlaringTable:
-    """A hand movie as a recording with a lamp's reflection (the simulator's strongest
-    glare spot) on one card while it lies; ``on_frame(index)`` runs before each frame
-    is given (the table's hands)."""
-
-    live = False
-
-    def __init__(self, movie: HandMovie, seat: str, card: str, on_frame) -> None:
-        from vision.simulator import _glare_spot
-
-        self.frames = movie.frames()
-        self.seat, self.card = seat, card
-        self.on_frame = on_frame
-        self.spot = _glare_spot(int(0.06 * SIZE[1]))
-        self.glared = 0
-
-    def read(self):
-        frame = next(self.frames, None)
-        if frame is None:
-            return None
-        self.on_frame(frame.index)
-        image, quad = frame.image, frame.quads.get(self.seat)
-        if frame.top.get(self.seat) == self.card and quad is not None:
-            image = image.copy()
-            q = np.asarray(quad)
-            centre = q.mean(axis=0) * 0.6 + (q[2] + q[3]) / 2 * 0.4  # its lower half
-            r = self.spot.shape[0] // 2
-            x0, y0 = int(centre[0]) - r, int(centre[1]) - r
-            roi = image[y0:y0 + self.spot.shape[0], x0:x0 + self.spot.shape[1]]
-            cv2.addWeighted(roi, 1.0, self.spot, 0.8, 0, dst=roi)
-            self.glared += 1
-        return image
-
-    def close(self) -> None:
-        self.frames = iter(())
 
 
 @pytest.mark.slow
@@ -232,10 +175,10 @@ def test_an_unreadable_lead_holds_the_hand_until_the_table_lays_it(tmp_path, see
             fixed.append(index)
             log.play(lead["seat"], lead["card"], source="table")
 
-    source = GlaringTable(HandMovie(seed, 0, SIZE, 10.0, hands=1), lead["seat"], lead["card"],
-                          table_hands)
+    source = MovieRecording(HandMovie(seed, 0, SIZE, 10.0, hands=1), on_frame=table_hands,
+                            paint=glare_on(lead["seat"], lead["card"]))
     events, snap, _ = watch_source(tmp_path, source, log, 0)
-    assert source.glared > 50
+    assert source.painted > 50
     want = [(e["seat"], e["card"]) for e in truth]
     assert any(e["type"] == "warning" and lead["seat"] in e["message"] for e in events)
     assert play_events(events) == want[1:]  # never invented, nothing out of turn

@@ -220,6 +220,22 @@ def _glare_spot(radius: int) -> np.ndarray:
     return out
 
 
+def add_glare(img: np.ndarray, centre: tuple[float, float], radius: int,
+              strength: float) -> None:
+    """A lamp's reflection: the soft white spot of *radius* px added to *img* (BGR
+    uint8, in place, saturating) at *centre*, times *strength* (0..1)."""
+    h, w = img.shape[:2]
+    spot = _glare_spot(radius)
+    x0, y0 = int(centre[0]) - radius, int(centre[1]) - radius
+    sx0, sy0 = max(0, -x0), max(0, -y0)
+    x0c, y0c = max(0, x0), max(0, y0)
+    x1c, y1c = min(w, x0 + spot.shape[1]), min(h, y0 + spot.shape[0])
+    if x1c > x0c and y1c > y0c:
+        roi = img[y0c:y1c, x0c:x1c]
+        part = spot[sy0:sy0 + (y1c - y0c), sx0:sx0 + (x1c - x0c)]
+        cv2.addWeighted(roi, 1.0, part, strength, 0, dst=roi)
+
+
 @functools.lru_cache(maxsize=8)
 def _card_alpha(px_per_mm: float) -> np.ndarray:
     """The card's rounded outline (uint8 0..255) at the resolution of its art, with one
@@ -542,15 +558,7 @@ class Table:
         img = cv2.multiply(img, gains, scale=1.0 / _LIGHT_ONE)
         if e.glare is not None:
             gx, gy, r, strength = e.glare
-            spot = _glare_spot(r)
-            x0, y0 = int(gx) - r, int(gy) - r
-            sx0, sy0 = max(0, -x0), max(0, -y0)
-            x0c, y0c = max(0, x0), max(0, y0)
-            x1c, y1c = min(w, x0 + spot.shape[1]), min(h, y0 + spot.shape[0])
-            if x1c > x0c and y1c > y0c:
-                roi = img[y0c:y1c, x0c:x1c]
-                part = spot[sy0:sy0 + (y1c - y0c), sx0:sx0 + (x1c - x0c)]
-                cv2.addWeighted(roi, 1.0, part, strength, 0, dst=roi)
+            add_glare(img, (gx, gy), r, strength)
         if e.blur_sigma > 0:
             k = 3 if e.blur_sigma < 0.8 else 5
             img = cv2.GaussianBlur(img, (k, k), e.blur_sigma)
