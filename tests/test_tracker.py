@@ -183,3 +183,47 @@ def test_an_unreadable_lead_holds_the_hand_until_the_table_lays_it(tmp_path, see
     assert any(e["type"] == "warning" and lead["seat"] in e["message"] for e in events)
     assert play_events(events) == want[1:]  # never invented, nothing out of turn
     assert [(p["seat"], p["card"]) for p in snap["hand"]["plays"]] == want
+
+
+def test_a_side_that_looks_as_it_did_is_not_read_again() -> None:
+    # Reads are what watching costs. An arm passing over a settled card, and a side swept
+    # back to the empty table it was, need no read; a card laid there does. (A card laid
+    # square on a like card is a change too: test_watch's seed-31 hand has a priest laid
+    # on a hierarch, which the blurred thumbnail alone cannot tell apart.)
+    from vision.tracker import Expectation, TableTracker
+    from vision.sim_decks import taught_deck
+
+    movie = HandMovie(31, 0, SIZE, 10.0, hands=1)
+    frames = {}
+    for frame in movie.frames():
+        frames[frame.index] = frame
+        if frame.index > 40:
+            break
+    lead = next(e for e in movie.events if e["type"] == "play")
+    empty = frames[0]
+    laid = frames[lead["clear_frame"] + 5]
+    seat = lead["seat"]
+    assert empty.top[seat] is None and laid.top[seat] == lead["card"]
+    arm = forearm_on(seat, lead["card"])(laid)
+    tracker = TableTracker(taught_deck(0))
+    out = []
+    n = iter(range(10_000))
+
+    def show(image, times: int) -> None:
+        for _ in range(times):
+            tracker.feed(next(n), image, lambda: Expectation(None), out.append)
+
+    show(empty.image, 12)
+    after_empty = tracker.reads
+    assert after_empty >= 4  # every side read (and found empty)
+    show(laid.image, 12)
+    assert [(o.seat, o.card) for o in out if o.kind == "play"] == [(seat, lead["card"])]
+    after_laid = tracker.reads
+    assert after_laid > after_empty
+    show(arm, 3)
+    show(laid.image, 12)  # the arm has gone: the side is as it was
+    assert tracker.reads == after_laid
+    show(empty.image, 12)  # swept away: the side is as when it was found empty
+    assert tracker.reads == after_laid
+    assert tracker.zones[seat].top is None
+    assert [o.kind for o in out] == ["setup", "play"]

@@ -61,6 +61,16 @@ BUSY_FRACTION = 0.006
 #: Mean grey-level difference to the zone's look at its last read that makes it worth
 #: a new read even without frame-to-frame motion (slow changes, light drift).
 REFERENCE_LEVEL = 10.0
+#: A settled zone whose detail (its bounding box in the frame, grey, at full
+#: resolution) differs from its detail at the last settled read in fewer than this
+#: share of its pixels (by more than MOTION_LEVEL) is as it was: an arm passed over,
+#: nothing was laid or taken, and it is not read again. At full resolution a card laid
+#: square on a like card (a priest on a hierarch) changes its numerals and head; the
+#: thumbnail, blurred, can miss that.
+UNCHANGED_SHARE = 0.005
+#: Looks of a side found empty that are kept (the least recently seen is dropped): a
+#: neighbour's card may reach into a zone, so an empty side has more than one look.
+EMPTY_LOOKS = 3
 #: Quiet frames a zone needs after motion before it is read (at 10 fps: 0.3 s).
 SETTLE_FRAMES = 3
 #: Equal reads that confirm a new card; one read at SURE_CONFIDENCE or more is enough.
@@ -177,6 +187,20 @@ class _Region:
             return 0.0
         return float(cv2.mean(moving[self.box], mask=self.mask)[0]) / 255.0
 
+    def look(self, frame: np.ndarray) -> np.ndarray:
+        """The region's box of a full-resolution *frame* (a region in frame px), grey
+        and lightly blurred against sensor noise."""
+        return cv2.blur(cv2.cvtColor(frame[self.box], cv2.COLOR_BGR2GRAY), (3, 3))
+
+    def changed(self, look: np.ndarray, reference: np.ndarray) -> float:
+        """Share (0..1) of the region's pixels where *look* differs from one taken
+        earlier by more than MOTION_LEVEL."""
+        if self.empty or look.shape != reference.shape:
+            return 1.0
+        _, moved = cv2.threshold(cv2.absdiff(look, reference), MOTION_LEVEL, 255,
+                                 cv2.THRESH_BINARY)
+        return float(cv2.mean(moved, mask=self.mask)[0]) / 255.0
+
     def difference(self, img: np.ndarray, reference: np.ndarray) -> float:
         """Mean grey-level difference to a crop taken earlier."""
         if self.empty:
@@ -187,11 +211,15 @@ class _Region:
 @dataclass
 class _Zone:
     seat: str
-    region: _Region | None = None
+    region: _Region | None = None  # in thumbnail px
+    fine: _Region | None = None  # the same in frame px
     top: str | None = None  # the card believed uppermost here
     dirty: bool = True
     quiet: int = 0
     reference: np.ndarray | None = None  # thumbnail pixels at the last read
+    detail: np.ndarray | None = None  # the fine region's look at the last settled read
+    empty_looks: list[np.ndarray] = field(default_factory=list)  # ...at reads that found
+    # no card (most recently seen first)
     candidate: str | None = NO_CANDIDATE
     confirms: int = 0
     held: list[tuple[str, int]] = field(default_factory=list)  # confirmed, not given out:
@@ -256,14 +284,18 @@ class TableTracker:
         grey = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
         return cv2.blur(grey, (3, 3))
 
-    def _set_pose(self, pose: Any, shape: tuple[int, int]) -> None:
+    def _set_pose(self, pose: Any, shape: tuple[int, int], frame_shape: tuple[int, int]
+                  ) -> None:
         self.pose = pose
         s = float(self.stride)
         for seat, zone in self.zones.items():
-            outline = zone_outline(pose, pose.seat_side(Seat.parse(seat))) / s
-            zone.region = _Region(outline, shape)
+            outline = zone_outline(pose, pose.seat_side(Seat.parse(seat)))
+            zone.region = _Region(outline / s, shape)
+            zone.fine = _Region(outline, frame_shape)
             zone.dirty = True
-            zone.reference = zone.before = zone.base = None  # crops of the old zones
+            # crops of the old zones
+            zone.reference = zone.before = zone.base = zone.detail = None
+            zone.empty_looks = []
         self.centre = _Region(np.asarray(pose.quad) / s, shape)
 
     # -- the per-frame step -------------------------------------------------------------------
@@ -278,7 +310,7 @@ class TableTracker:
                 self.last_locate = frame_no
                 pose = self.rec.locate(frame)
                 if pose is not None:
-                    self._set_pose(pose, thumb.shape)
+                    self._set_pose(pose, thumb.shape, frame.shape[:2])
                     self._report_moon(pose, emit)
             return
         moving = None
@@ -291,7 +323,11 @@ class TableTracker:
             self._watch_zone(zone, thumb, moving)
         for zone in self.zones.values():
             if zone.dirty and zone.quiet >= SETTLE_FRAMES and frame_no >= zone.next_read:
-                self._read(zone, frame, thumb, expect(), emit)
+                look = self._known_look(zone, frame)
+                if look is not None:
+                    self._settle_known(zone, look, frame, thumb, expect())
+                else:
+                    self._read(zone, frame, thumb, expect(), emit)
         if any(zone.held for zone in self.zones.values()):
             self._look_again(frame, thumb, expect, emit)
             self._give_out(expect, emit)
@@ -315,7 +351,7 @@ class TableTracker:
         moved = float(np.abs(np.asarray(pose.quad) - np.asarray(self.pose.quad)).max())
         if moved > MOVED_PX or pose.moon_seats != self.pose.moon_seats:
             tops = {s: z.top for s, z in self.zones.items()}
-            self._set_pose(pose, thumb.shape)
+            self._set_pose(pose, thumb.shape, frame.shape[:2])
             for seat, zone in self.zones.items():
                 zone.top = tops[seat]  # the cards did not change, only where we look
             self._report_moon(pose, emit)
@@ -343,6 +379,46 @@ class TableTracker:
         if not zone.dirty and zone.reference is not None:
             if region.difference(thumb, zone.reference) > REFERENCE_LEVEL:
                 zone.dirty = True
+
+    def _known_look(self, zone: _Zone, frame: np.ndarray) -> str | None:
+        """Whether the side looks as at its last settled read (``"unchanged"``) or as
+        when it was last found empty (``"empty"``), to UNCHANGED_SHARE; else None."""
+        if zone.fine is None or (zone.detail is None and not zone.empty_looks):
+            return None
+        look = zone.fine.look(frame)
+        if zone.detail is not None and zone.fine.changed(look, zone.detail) < UNCHANGED_SHARE:
+            return "unchanged"
+        for n, empty in enumerate(zone.empty_looks):
+            if zone.fine.changed(look, empty) < UNCHANGED_SHARE:
+                zone.empty_looks.insert(0, zone.empty_looks.pop(n))
+                return "empty"
+        return None
+
+    def _remember(self, zone: _Zone, frame: np.ndarray, thumb: np.ndarray,
+                  card: str | None) -> None:
+        """The side's look at a settled read of *card*: the thumbnail crop, the fine
+        look, and that as the empty look when no card lies there."""
+        assert zone.region is not None and zone.fine is not None
+        zone.reference = zone.region.crop(thumb).copy()
+        zone.detail = zone.fine.look(frame)
+        if card is None and not any(zone.fine.changed(zone.detail, empty) < UNCHANGED_SHARE
+                                    for empty in zone.empty_looks):
+            zone.empty_looks = [zone.detail, *zone.empty_looks[:EMPTY_LOOKS - 1]]
+
+    def _settle_known(self, zone: _Zone, look: str, frame: np.ndarray, thumb: np.ndarray,
+                      expect: Expectation) -> None:
+        """A side that looks as it did (:meth:`_known_look`) is not read: unchanged, what
+        lies there is still ``zone.top``; empty, as after a read of no card. A pending
+        reading (taken while something moved) is dropped."""
+        zone.unknown_reads = 0
+        zone.unreadable = zone.weak = None
+        zone.next_read = 0
+        if look == "unchanged":
+            zone.dirty = zone.moved = False
+            zone.candidate, zone.confirms = NO_CANDIDATE, 0
+        else:
+            zone.warned = False
+            self._settled(zone, None, frame, thumb, expect)
 
     def _read(self, zone: _Zone, frame: np.ndarray, thumb: np.ndarray, expect: Expectation,
               emit: Callable[[Observation], None], forced: bool = False) -> None:
@@ -373,8 +449,7 @@ class TableTracker:
                                              "please check it lies flat and uncovered"))
                 zone.dirty = zone.moved = False
                 zone.unknown_reads = 0
-                assert zone.region is not None
-                zone.reference = zone.region.crop(thumb).copy()
+                self._remember(zone, frame, thumb, "unknown")
             return  # stay dirty: try again shortly
         zone.unknown_reads = 0
         zone.warned = False
@@ -388,13 +463,19 @@ class TableTracker:
             if not forced:
                 zone.next_read = self.frame_no + 1  # read again next frame
             return
+        self._settled(zone, card, frame, thumb, expect, forced)
+
+    def _settled(self, zone: _Zone, card: str | None, frame: np.ndarray, thumb: np.ndarray,
+                 expect: Expectation, forced: bool = False) -> None:
+        """*card* (None: no card) is confirmed at the side: a new card joins the held
+        ones; an empty side, the card already on top or one already played is no
+        event."""
         # nothing pending now (not None: that is an empty side, which must be read
         # CONFIRM_READS times in a row like any card)
         zone.candidate = NO_CANDIDATE
         if not forced:
             zone.dirty = zone.moved = False
-            assert zone.region is not None
-            zone.reference = zone.region.crop(thumb).copy()
+            self._remember(zone, frame, thumb, card)
             if zone.base is None:
                 zone.base = zone.reference
         if zone.top is not None and card != zone.top and (not forced or card is not None):
