@@ -190,8 +190,8 @@ def test_a_side_that_looks_as_it_did_is_not_read_again() -> None:
     # back to the empty table it was, need no read; a card laid there does. (A card laid
     # square on a like card is a change too: test_watch's seed-31 hand has a priest laid
     # on a hierarch, which the blurred thumbnail alone cannot tell apart.)
-    from vision.tracker import Expectation, TableTracker
     from vision.sim_decks import taught_deck
+    from vision.tracker import Expectation, TableTracker
 
     movie = HandMovie(31, 0, SIZE, 10.0, hands=1)
     frames = {}
