@@ -380,6 +380,12 @@ class Companion:
         return Expectation.from_snapshot(self.log.snapshot())
 
     def watch(self) -> None:
+        from vision.tracker import Pace
+
+        # the tracker looks at the table at its own pace (a 30 fps camera: every third
+        # frame); frame numbers still count every frame
+        pace = Pace(getattr(self.source, "fps", None),
+                    live=bool(getattr(self.source, "live", False)))
         for frame in self.frames():
             if self.stop.is_set():
                 break
@@ -389,6 +395,8 @@ class Companion:
             # C7 frame numbers count from 0, as the frame files of a recording do
             if self.demo_table is not None:
                 self.demo_table.step()
+            if not pace.due(frame.timestamp):
+                continue
             try:
                 self.tracker.feed(frame.number - 1, frame.image, self.expect, self.observe)
                 if self._feed_failing:

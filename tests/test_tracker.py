@@ -227,3 +227,16 @@ def test_a_side_that_looks_as_it_did_is_not_read_again() -> None:
     assert tracker.reads == after_laid
     assert tracker.zones[seat].top is None
     assert [o.kind for o in out] == ["setup", "play"]
+
+
+def test_the_tracker_looks_ten_times_a_second_at_any_camera_rate() -> None:
+    from vision.tracker import LOOK_FPS, Pace
+
+    assert LOOK_FPS == 10
+    recording = Pace(30.0)
+    assert [recording.due(0.0) for _ in range(7)] == [True, False, False] * 2 + [True]
+    assert all(Pace(10.0).due(0.0) for _ in range(5))
+    assert all(Pace(None).due(0.0) for _ in range(5))  # a frame folder: every frame
+    camera = Pace(None, live=True)  # 30 fps with jitter, and a dropped frame
+    stamps = [0.0, 0.034, 0.066, 0.101, 0.133, 0.166, 0.199, 0.3, 0.334]
+    assert [t for t in stamps if camera.due(t)] == [0.0, 0.101, 0.199, 0.3]

@@ -31,6 +31,12 @@ wait for a missed card at the seat on turn. Between hands the last trick's cards
 count as lying, not laid; one seen taken away from a side and laid there again is
 the next hand's lead (the deck is dealt anew, so the same card may well lead).
 
+The tracker looks at the table :data:`LOOK_FPS` times a second: its waits below are
+counted in looks and its motion levels are set for what moves between two looks. A
+faster camera is thinned to that pace by :class:`Pace` (a 30 fps camera: every third
+frame); looking at every frame of one would take a hand still over a card, moving a
+little per frame, for a settled side.
+
 The rules act as a prior (R3): when the recogniser's best guess is not legal
 at that seat but a legal card scores within :data:`PRIOR_MARGIN` of it, the
 legal card is taken. A card is never invented: an unreadable side stays
@@ -50,6 +56,12 @@ import numpy as np
 from companion.cards import SEATS, Seat
 from vision.locate import zone_outline
 
+#: Looks at the table per second (see the module doc); the "frames" of the constants
+#: below are looks (at 10 looks a second, SETTLE_FRAMES is 0.3 s).
+LOOK_FPS = 10.0
+#: A live camera's frame is looked at when at least this share of a look's time has
+#: passed since the last one (a frame's timestamp jitters).
+LOOK_DUE_SHARE = 0.8
 #: A side's pending reading when none is pending (None means "empty side").
 NO_CANDIDATE = "(none pending)"
 #: Width of the grey thumbnail that change detection runs on.
@@ -91,8 +103,12 @@ HELD_MAX = 7
 PRIOR_MARGIN = 0.08
 #: Reads of "unknown" in a row after which the table is warned once.
 UNKNOWN_WARN_READS = 12
-#: Frames to wait before reading a side again that read "unknown" (10 fps: 0.4 s).
+#: Frames to wait before reading a side again that read "unknown" (10 fps: 0.4 s)...
 UNKNOWN_RETRY_FRAMES = 4
+#: ...after this many such reads in a row, which are each retried on the next frame: a
+#: card read poorly once (sensor noise on a dark card, an older card beneath ranked
+#: first) is usually read well on the next frame, and each frame waited is latency.
+UNKNOWN_QUICK_READS = 2
 #: A named card read with less confidence than this counts as unknown: the tracker
 #: waits for a better look rather than guess (a wood grain rectangle is not a card).
 MIN_CONFIDENCE = 0.5
@@ -148,6 +164,29 @@ class Expectation:
         return card.startswith(self.cult(seat) + "-") and (
             self.clearing or card not in self.played) and (
             self.next_seat is None or seat == self.next_seat)
+
+
+class Pace:
+    """Which frames of a source the tracker looks at (LOOK_FPS a second): of a
+    recording at a known rate *fps*, every ``round(fps / LOOK_FPS)``-th; of a live
+    camera (*live*), the first frame at least LOOK_DUE_SHARE of a look's time after
+    the last one looked at; of a recording at an unknown rate, every frame."""
+
+    def __init__(self, fps: float | None = None, *, live: bool = False) -> None:
+        self.live = live
+        self.step = max(1, round(fps / LOOK_FPS)) if fps and not live else 1
+        self.count = 0
+        self.last: float | None = None
+
+    def due(self, timestamp: float) -> bool:
+        """Whether to look at the next frame (taken at *timestamp*, seconds)."""
+        if self.live:
+            if self.last is not None and timestamp - self.last < LOOK_DUE_SHARE / LOOK_FPS:
+                return False
+            self.last = timestamp
+            return True
+        self.count += 1
+        return (self.count - 1) % self.step == 0
 
 
 @dataclass(frozen=True)
@@ -269,7 +308,8 @@ class TableTracker:
         self.centre: _Region | None = None
         self.centre_dirty = False
         self.centre_quiet = 0
-        self.frame_no = 0
+        self.frame_no = 0  # the frame looked at (what events are labelled with)
+        self.looks = 0  # frames looked at so far: the tracker's clock
         self.last_locate = -LOCATE_EVERY
         self.reported_moon: tuple[str, str] | None = None
         self.reads = 0
@@ -303,11 +343,12 @@ class TableTracker:
              emit: Callable[[Observation], None]) -> None:
         """Look at one frame; emit what it shows."""
         self.frame_no = frame_no
+        self.looks += 1
         thumb = self._thumb(frame)
         prev, self.prev = self.prev, thumb
         if self.pose is None:
-            if frame_no - self.last_locate >= LOCATE_EVERY or prev is None:
-                self.last_locate = frame_no
+            if self.looks - self.last_locate >= LOCATE_EVERY or prev is None:
+                self.last_locate = self.looks
                 pose = self.rec.locate(frame)
                 if pose is not None:
                     self._set_pose(pose, thumb.shape, frame.shape[:2])
@@ -322,7 +363,7 @@ class TableTracker:
         for zone in self.zones.values():
             self._watch_zone(zone, thumb, moving)
         for zone in self.zones.values():
-            if zone.dirty and zone.quiet >= SETTLE_FRAMES and frame_no >= zone.next_read:
+            if zone.dirty and zone.quiet >= SETTLE_FRAMES and self.looks >= zone.next_read:
                 look = self._known_look(zone, frame)
                 if look is not None:
                     self._settle_known(zone, look, frame, thumb, expect())
@@ -372,7 +413,7 @@ class TableTracker:
             zone.quiet = 0
             zone.dirty = zone.moved = zone.stirred = True
             zone.next_read = 0
-            zone.last_busy = self.frame_no
+            zone.last_busy = self.looks
             zone.forced = 0
             return
         zone.quiet += 1
@@ -438,7 +479,8 @@ class TableTracker:
                 zone.unreadable = zone.last_busy
             zone.unknown_reads += 1
             if zone.weak is None:
-                zone.next_read = self.frame_no + UNKNOWN_RETRY_FRAMES
+                zone.next_read = self.looks + (
+                    1 if zone.unknown_reads <= UNKNOWN_QUICK_READS else UNKNOWN_RETRY_FRAMES)
             if zone.unknown_reads >= UNKNOWN_WARN_READS:
                 # Give up until the side changes again; tell the table if someone
                 # laid something here that cannot be read.
@@ -461,7 +503,7 @@ class TableTracker:
             zone.confirms += 1
         if zone.confirms < CONFIRM_READS and reading.confidence < SURE_CONFIDENCE:
             if not forced:
-                zone.next_read = self.frame_no + 1  # read again next frame
+                zone.next_read = self.looks + 1  # read again at the next look
             return
         self._settled(zone, card, frame, thumb, expect, forced)
 
@@ -510,7 +552,7 @@ class TableTracker:
         count = zone.weak[1] + 1 if zone.weak and zone.weak[0] == card else 1
         zone.weak = (card, count)
         if count < PRIOR_CONFIRM_READS:
-            zone.next_read = self.frame_no + 1  # look again at once, not after a pause
+            zone.next_read = self.looks + 1  # look again at once, not after a pause
             return "unknown"
         zone.weak = None
         zone.confirms = CONFIRM_READS  # the agreeing reads were the confirmation
@@ -577,10 +619,10 @@ class TableTracker:
         rules = expect()
         turn = self.zones.get(rules.next_seat or "")
         if (turn is None or turn.held or turn.dirty or turn.forced >= FORCE_READS
-                or self.frame_no < turn.next_force or not self._laid_unseen(turn)):
+                or self.looks < turn.next_force or not self._laid_unseen(turn)):
             return
         turn.forced += 1
-        turn.next_force = self.frame_no + FORCE_EVERY
+        turn.next_force = self.looks + FORCE_EVERY
         self._read(turn, frame, thumb, rules, emit, forced=True)
 
     def _give_out(self, expect: Callable[[], Expectation],
@@ -635,7 +677,7 @@ class TableTracker:
         confirmed (or its card came only after the waiting ones), the waiting cards are
         held for when its card is in the log, and the table is asked once."""
         stale = [z for z in ready if z is not turn
-                 and self.frame_no - z.held[0][1] >= OUT_OF_TURN_WAIT]
+                 and self.looks - z.held[0][1] >= OUT_OF_TURN_WAIT]
         if not stale or (turn is not None and turn.dirty and turn.quiet < SETTLE_FRAMES):
             return None
         if turn is None or not (turn.held or self._laid_unseen(turn)):
