@@ -477,6 +477,13 @@ class TableTracker:
                 return
             if zone.unreadable is None and self._laid(zone, thumb):
                 zone.unreadable = zone.last_busy
+            if (not zone.moved and not zone.stirred and zone.top is None
+                    and zone.detail is None and not zone.empty_looks and zone.fine is not None):
+                # the side as first seen, before anything moved there, is the table
+                # itself (wood grain, a pattern the recogniser cannot name): an empty
+                # look, which spares reading it again (and warning about it) when a
+                # trick is swept away and it shows again
+                zone.empty_looks = [zone.fine.look(frame)]
             zone.unknown_reads += 1
             if zone.weak is None:
                 zone.next_read = self.looks + (
