@@ -218,3 +218,18 @@ def test_a_glare_spot_on_a_card_never_names_another_card(style, cases, named):
         img = glare_on_card(scene.image, scene.side_quads[seat])
         got = rec.read_side(img, rec.locate(img), seat).card_id
         assert got == want if named else got in (want, "unknown", None), (seed, seat, got)
+
+
+@pytest.mark.parametrize("size, cases", [
+    ((1280, 720), ((100002, "north"), (100135, "west"), (100236, "south"), (100299, "north"))),
+    ((640, 480), ((100149, "west"), (100234, "north")))])
+def test_a_soft_reflection_on_a_dark_card_does_not_hide_it(size, cases):
+    """A lamp's reflection that saturates nowhere, on a dark moon card: it outshone the
+    card's print, so the card was placed off and read as no card (or unknown). The
+    spot is taken off and the side read again."""
+    rec = Recogniser(builtin_profile(0))
+    for seed, seat in cases:
+        scene = render_scene(seed, size=size)
+        assert not scene.occluded[seat]
+        pose = rec.locate(scene.image)
+        assert rec.read_side(scene.image, pose, seat).card_id == scene.truth["sides"][seat], seed
