@@ -135,6 +135,11 @@ MIN_SOFT_GLARE = 40.0
 #: it is seldom read twice; of the cards a reflection hid on the tuning scenes, all
 #: but one (0.37, left for speed) reached 0.43.
 SOFT_GLARE_CARD_SCORE = 0.4
+#: A card named with less confidence than this, with a soft glare spot on it, is read
+#: again without the spot (the spot can make one card look like another: on the tuning
+#: scenes the wrong names under a spot had 0.19-0.33, while 99.3% of the right names
+#: reach this; so few are read twice).
+SOFT_GLARE_DOUBT = 0.35
 #: Corners of two card poses found this close (mm) are the same pose: half a step of
 #: the search's grid (a zone px is 2.9 mm), so only the very same place and turn.
 SAME_POSE_MM = 1.5
@@ -196,6 +201,8 @@ class Recogniser:
         reading = self._read_found(frame, seat, H, hypotheses)
         if reading.card_id in (None, "unknown") and reading.outline[0] >= SOFT_GLARE_CARD_SCORE:
             reading = self._read_without_glare(frame, seat, H, hypotheses) or reading
+        elif reading.card_id is not None and reading.confidence < SOFT_GLARE_DOUBT:
+            reading = self._doubt_glare(frame, seat, H, reading)
         return reading
 
     def _find(self, frame: np.ndarray, H: np.ndarray) -> list:
@@ -251,6 +258,24 @@ class Recogniser:
             again = again[:1]
         reading = self._read_found(clear, seat, H, again)
         return reading if reading.card_id not in (None, "unknown") else None
+
+    def _doubt_glare(self, frame: np.ndarray, seat: Seat, H: np.ndarray,
+                     reading: SideReading) -> SideReading:
+        """A faintly named card with a soft glare spot on it, read again without the
+        spot: the card named then (what the spot hid may have made it look like
+        another card), else the reading as it was (a spot that saturates is left
+        out of matching already, and taking off its fading edge may spoil the rest)."""
+        t0 = time.perf_counter()
+        spot = soft_glare(frame, H)
+        self._add_ms("zone_ms", time.perf_counter() - t0)
+        if spot is None:
+            return reading
+        x, y, sigma, _ = spot
+        if cv2.pointPolygonTest(reading.quad.astype(np.float32), (x, y), True) < -sigma:
+            return reading
+        clear = without_soft_glare(frame, spot)
+        again = self._read_found(clear, seat, H, self._find(clear, H))
+        return again if again.card_id not in (None, "unknown") else reading
 
     def _zone_image(self, frame: np.ndarray, H: np.ndarray) -> np.ndarray:
         """The side zone rectified at ZONE_PX_PER_MM (*H*: zone px -> frame px). The
