@@ -238,7 +238,7 @@ class PairJudge:
 def paper_balanced(bgr: np.ndarray) -> np.ndarray:
     """*bgr* with its lightest tenth made grey: a white balance on the card itself."""
     gray = cv2.cvtColor(bgr, cv2.COLOR_BGR2GRAY)
-    light = gray >= _percentile_u8(gray, 100 - PAPER_PERCENT)
+    light = gray >= percentile_u8(gray, 100 - PAPER_PERCENT)
     # bgr[light], faster: the light pixels in the same order
     pixels = np.ascontiguousarray(bgr).reshape(-1, 3).compress(light.ravel(), axis=0)
     mean = pixels.astype(np.float32).mean(axis=0)
@@ -249,7 +249,7 @@ def paper_balanced(bgr: np.ndarray) -> np.ndarray:
     return cv2.LUT(bgr, table.reshape(256, 1, 3))
 
 
-def _percentile_u8(gray: np.ndarray, percent: float) -> float:
+def percentile_u8(gray: np.ndarray, percent: float) -> float:
     """``np.percentile(gray, percent)`` (linear interpolation) of a uint8 array, from its
     histogram instead of a partial sort: the same arithmetic on the same two values."""
     n = gray.size

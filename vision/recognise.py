@@ -57,7 +57,7 @@ from vision.read import (
     CardMatcher,
     Identity,
     PairJudge,
-    _percentile_u8,
+    percentile_u8,
 )
 
 TwilightPose = _locate.TwilightPose
@@ -523,7 +523,7 @@ def soft_glare(frame: np.ndarray, H: np.ndarray) -> tuple[float, float, float, f
     r = px_per_mm / k  # small px per mm
     _, _, _, (cx, cy) = cv2.minMaxLoc(cv2.GaussianBlur(dark.astype(np.float32), (0, 0),
                                                        SOFT_GLARE_FIND_MM * r))
-    floor = _percentile_u8(dark, SOFT_GLARE_FLOOR_PERCENT)
+    floor = percentile_u8(dark, SOFT_GLARE_FLOOR_PERCENT)
     # the core of the widest spot: where it reaches SOFT_GLARE_CORE of its peak
     reach = int(np.ceil(np.sqrt(-2 * np.log(SOFT_GLARE_CORE)) * max(SOFT_GLARE_SIGMAS_MM) * r))
     wy0, wx0 = max(0, cy - reach), max(0, cx - reach)
