@@ -242,9 +242,7 @@ class Recogniser:
         the best pose found, only that pose is read again, and only when the spot lies
         on it (the other poses were read already, and a spot off the card changes
         neither where nor what it is)."""
-        t0 = time.perf_counter()
-        spot = soft_glare(frame, H)
-        self._add_ms("zone_ms", time.perf_counter() - t0)
+        spot = self._soft_glare(frame, H)
         if spot is None:
             return None
         clear = without_soft_glare(frame, spot)
@@ -252,12 +250,19 @@ class Recogniser:
         if again and again[0][2] == hypotheses[0][2] and float(np.abs(
                 again[0][0] - hypotheses[0][0]).max()) <= SAME_POSE_MM * ZONE_PX_PER_MM:
             quad = cv2.perspectiveTransform(hypotheses[0][0].reshape(-1, 1, 2).astype(np.float64), H)
-            x, y, sigma, _ = spot
-            if cv2.pointPolygonTest(quad.astype(np.float32), (x, y), True) < -sigma:
+            if _off_card(spot, quad.reshape(4, 2)):
                 return None
             again = again[:1]
         reading = self._read_found(clear, seat, H, again)
         return reading if reading.card_id not in (None, "unknown") else None
+
+    def _soft_glare(self, frame: np.ndarray, H: np.ndarray
+                    ) -> tuple[float, float, float, float] | None:
+        """:func:`soft_glare`, its time counted with the zone's."""
+        t0 = time.perf_counter()
+        spot = soft_glare(frame, H)
+        self._add_ms("zone_ms", time.perf_counter() - t0)
+        return spot
 
     def _doubt_glare(self, frame: np.ndarray, seat: Seat, H: np.ndarray,
                      reading: SideReading) -> SideReading:
@@ -265,13 +270,10 @@ class Recogniser:
         spot: the card named then (what the spot hid may have made it look like
         another card), else the reading as it was (a spot that saturates is left
         out of matching already, and taking off its fading edge may spoil the rest)."""
-        t0 = time.perf_counter()
-        spot = soft_glare(frame, H)
-        self._add_ms("zone_ms", time.perf_counter() - t0)
+        spot = self._soft_glare(frame, H)
         if spot is None:
             return reading
-        x, y, sigma, _ = spot
-        if cv2.pointPolygonTest(reading.quad.astype(np.float32), (x, y), True) < -sigma:
+        if _off_card(spot, reading.quad):
             return reading
         clear = without_soft_glare(frame, spot)
         again = self._read_found(clear, seat, H, self._find(clear, H))
@@ -284,11 +286,7 @@ class Recogniser:
         finer would alias a purgatory's stripes and a card's fine print into noise."""
         size = _locate.zone_size(ZONE_PX_PER_MM)
         w, h = size
-        corners = cv2.perspectiveTransform(
-            np.float64([[(0, 0)], [(w, 0)], [(w, h)], [(0, h)]]), H).reshape(4, 2)
-        fh, fw = frame.shape[:2]
-        x0, y0 = np.clip(np.floor(corners.min(axis=0)).astype(int) - 2, 0, (fw - 1, fh - 1))
-        x1, y1 = np.clip(np.ceil(corners.max(axis=0)).astype(int) + 2, 1, (fw, fh))
+        corners, (x0, y0, x1, y1) = _zone_in_frame(frame, H, margin=2)
         # frame px per zone px along the zone's edges
         ratio = min(np.linalg.norm(corners[1] - corners[0]) / w,
                     np.linalg.norm(corners[3] - corners[0]) / h)
@@ -502,16 +500,33 @@ def without_glare(card: np.ndarray, blank: np.ndarray | None) -> np.ndarray:
     return out
 
 
-def soft_glare(frame: np.ndarray, H: np.ndarray) -> tuple[float, float, float, float] | None:
-    """The soft glare spot over the zone of homography *H* (zone px -> frame px), as
-    (x, y, sigma, amplitude) in frame px and grey levels, or None when none stands out
-    (see MIN_SOFT_GLARE)."""
+def _zone_in_frame(frame: np.ndarray, H: np.ndarray, margin: int = 0
+                   ) -> tuple[np.ndarray, tuple[int, int, int, int]]:
+    """The side zone of homography *H* (zone px -> frame px) in *frame*: its corners
+    (TL, TR, BR, BL, frame px) and its bounding box (x0, y0, x1, y1), *margin* px
+    wider all round, clipped to the frame."""
     w, h = _locate.zone_size(ZONE_PX_PER_MM)
     corners = cv2.perspectiveTransform(
         np.float64([[(0, 0)], [(w, 0)], [(w, h)], [(0, h)]]), H).reshape(4, 2)
     fh, fw = frame.shape[:2]
-    x0, y0 = np.clip(np.floor(corners.min(axis=0)).astype(int), 0, (fw - 1, fh - 1))
-    x1, y1 = np.clip(np.ceil(corners.max(axis=0)).astype(int), 1, (fw, fh))
+    x0, y0 = np.clip(np.floor(corners.min(axis=0)).astype(int) - margin, 0, (fw - 1, fh - 1))
+    x1, y1 = np.clip(np.ceil(corners.max(axis=0)).astype(int) + margin, 1, (fw, fh))
+    return corners, (int(x0), int(y0), int(x1), int(y1))
+
+
+def _off_card(spot: tuple[float, float, float, float], quad: np.ndarray) -> bool:
+    """Whether a soft glare *spot* (:func:`soft_glare`) lies off the card inside *quad*
+    (its centre more than a sigma outside)."""
+    x, y, sigma, _ = spot
+    return cv2.pointPolygonTest(np.asarray(quad, np.float32), (x, y), True) < -sigma
+
+
+def soft_glare(frame: np.ndarray, H: np.ndarray) -> tuple[float, float, float, float] | None:
+    """The soft glare spot over the zone of homography *H* (zone px -> frame px), as
+    (x, y, sigma, amplitude) in frame px and grey levels, or None when none stands out
+    (see MIN_SOFT_GLARE)."""
+    w, _ = _locate.zone_size(ZONE_PX_PER_MM)
+    corners, (x0, y0, x1, y1) = _zone_in_frame(frame, H)
     px_per_mm = float(np.linalg.norm(corners[1] - corners[0])) / w * ZONE_PX_PER_MM
     k = max(1, int(px_per_mm / SOFT_GLARE_PX_PER_MM))  # whole factors: the fast area shrink
     if (x1 - x0) // k < 8 or (y1 - y0) // k < 8:

@@ -73,9 +73,8 @@ BUSY_FRACTION = 0.006
 #: Mean grey-level difference to the zone's look at its last read that makes it worth
 #: a new read even without frame-to-frame motion (slow changes, light drift).
 REFERENCE_LEVEL = 10.0
-#: A settled zone whose detail (its bounding box in the frame, grey, at full
-#: resolution) differs from its detail at the last settled read in fewer than this
-#: share of its pixels (by more than MOTION_LEVEL) is as it was: an arm passed over,
+#: A settled zone whose look (its outline in the full-resolution frame, grey) differs
+#: from its look at the last settled read in fewer than this share of its pixels (by more than MOTION_LEVEL) is as it was: an arm passed over,
 #: nothing was laid or taken, and it is not read again. At full resolution a card laid
 #: square on a like card (a priest on a hierarch) changes its numerals and head; the
 #: thumbnail, blurred, can miss that.
@@ -256,7 +255,8 @@ class _Zone:
     dirty: bool = True
     quiet: int = 0
     reference: np.ndarray | None = None  # thumbnail pixels at the last read
-    detail: np.ndarray | None = None  # the fine region's look at the last settled read
+    settled_look: np.ndarray | None = None  # the fine region's look at the last settled read
+    look: tuple[int, np.ndarray] | None = None  # (look number, its look then): taken once
     empty_looks: list[np.ndarray] = field(default_factory=list)  # ...at reads that found
     # no card (most recently seen first)
     candidate: str | None = NO_CANDIDATE
@@ -334,7 +334,7 @@ class TableTracker:
             zone.fine = _Region(outline, frame_shape)
             zone.dirty = True
             # crops of the old zones
-            zone.reference = zone.before = zone.base = zone.detail = None
+            zone.reference = zone.before = zone.base = zone.settled_look = zone.look = None
             zone.empty_looks = []
         self.centre = _Region(np.asarray(pose.quad) / s, shape)
 
@@ -424,10 +424,10 @@ class TableTracker:
     def _known_look(self, zone: _Zone, frame: np.ndarray) -> str | None:
         """Whether the side looks as at its last settled read (``"unchanged"``) or as
         when it was last found empty (``"empty"``), to UNCHANGED_SHARE; else None."""
-        if zone.fine is None or (zone.detail is None and not zone.empty_looks):
+        if zone.fine is None or (zone.settled_look is None and not zone.empty_looks):
             return None
-        look = zone.fine.look(frame)
-        if zone.detail is not None and zone.fine.changed(look, zone.detail) < UNCHANGED_SHARE:
+        look = self._look(zone, frame)
+        if zone.settled_look is not None and zone.fine.changed(look, zone.settled_look) < UNCHANGED_SHARE:
             return "unchanged"
         for n, empty in enumerate(zone.empty_looks):
             if zone.fine.changed(look, empty) < UNCHANGED_SHARE:
@@ -441,10 +441,25 @@ class TableTracker:
         look, and that as the empty look when no card lies there."""
         assert zone.region is not None and zone.fine is not None
         zone.reference = zone.region.crop(thumb).copy()
-        zone.detail = zone.fine.look(frame)
-        if card is None and not any(zone.fine.changed(zone.detail, empty) < UNCHANGED_SHARE
-                                    for empty in zone.empty_looks):
-            zone.empty_looks = [zone.detail, *zone.empty_looks[:EMPTY_LOOKS - 1]]
+        zone.settled_look = self._look(zone, frame)
+        if card is None:
+            self._add_empty_look(zone, zone.settled_look)
+
+    def _look(self, zone: _Zone, frame: np.ndarray) -> np.ndarray:
+        """The side's fine look in this frame (taken once per look at the table)."""
+        assert zone.fine is not None
+        if zone.look is None or zone.look[0] != self.looks:
+            zone.look = (self.looks, zone.fine.look(frame))
+        return zone.look[1]
+
+    @staticmethod
+    def _add_empty_look(zone: _Zone, look: np.ndarray) -> None:
+        """*look* is one of the side's empty looks (most recently seen first, at most
+        EMPTY_LOOKS, none twice)."""
+        assert zone.fine is not None
+        if not any(zone.fine.changed(look, empty) < UNCHANGED_SHARE
+                   for empty in zone.empty_looks):
+            zone.empty_looks = [look, *zone.empty_looks[:EMPTY_LOOKS - 1]]
 
     def _settle_known(self, zone: _Zone, look: str, frame: np.ndarray, thumb: np.ndarray,
                       expect: Expectation) -> None:
@@ -478,12 +493,12 @@ class TableTracker:
             if zone.unreadable is None and self._laid(zone, thumb):
                 zone.unreadable = zone.last_busy
             if (not zone.moved and not zone.stirred and zone.top is None
-                    and zone.detail is None and not zone.empty_looks and zone.fine is not None):
+                    and zone.settled_look is None and not zone.empty_looks and zone.fine is not None):
                 # the side as first seen, before anything moved there, is the table
                 # itself (wood grain, a pattern the recogniser cannot name): an empty
                 # look, which spares reading it again (and warning about it) when a
                 # trick is swept away and it shows again
-                zone.empty_looks = [zone.fine.look(frame)]
+                self._add_empty_look(zone, self._look(zone, frame))
             zone.unknown_reads += 1
             if zone.weak is None:
                 zone.next_read = self.looks + (
