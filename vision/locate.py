@@ -152,7 +152,7 @@ class TwilightModel:
                                  cv2.COLOR_BGR2GRAY).astype(np.float32)
         self.fine_blurred = refine_blur(self.fine, REFINE_PX_PER_MM)
         r = TWILIGHT_ALIGN_PX_PER_MM
-        self.align_face = cv2.GaussianBlur(cv2.cvtColor(
+        self.homography_face = cv2.GaussianBlur(cv2.cvtColor(
             cv2.resize(face, (round(w_mm * r), round(h_mm * r)), interpolation=cv2.INTER_AREA),
             cv2.COLOR_BGR2GRAY).astype(np.float32), (0, 0), TWILIGHT_ALIGN_BLUR_MM * r)
         # inner rectangle in card mm, TL TR BR BL
@@ -573,7 +573,7 @@ def align_twilight(frame: np.ndarray, quad: Quad, model: TwilightModel) -> Quad:
     face under a full homography (see TWILIGHT_ALIGN_PX_PER_MM); *quad* as it was when
     the alignment fails, slips or leaves no plausible card."""
     r, m = TWILIGHT_ALIGN_PX_PER_MM, TWILIGHT_ALIGN_MARGIN_MM
-    face = model.align_face
+    face = model.homography_face
     h, w = face.shape
     w_mm, h_mm = CARD_MM
     card_mm = np.float32([(0, 0), (w_mm, 0), (w_mm, h_mm), (0, h_mm)])

@@ -518,8 +518,10 @@ def _dominant_turns(img: np.ndarray, limit: float) -> list[float]:
     hist = hist.tolist()
     peaks = [i for i in range(90) if hist[i] >= hist[i - 1] and hist[i] >= hist[(i + 1) % 90]]
     peaks.sort(key=lambda i: -hist[i])
-    turns = [-(i - 44.5) for i in peaks[:TURN_CANDIDATES]]
-    return [t for t in turns if abs(t) <= limit]
+    # (the turns beyond the limit are left out before the best are taken: a
+    # purgatory's stripes, 45 degrees across its edges, make a strong peak out there)
+    turns = [i - 44.5 for i in peaks]
+    return [t for t in turns if abs(t) <= limit][:TURN_CANDIDATES]
 
 
 class CardFinder:
