@@ -322,6 +322,10 @@ class CardMatcher:
         self.weight = (spread / max(float(spread.max()), 1e-9)).astype(np.float32)
         self.templates = _unit_rows(faces * self.weight)  # 2n rows: upright then turned
         self.plain = faces  # unweighted: how much it looks like a card of this deck at all
+        # the shift search's products (see identify): each template times the weight,
+        # and the weight itself as the last row; and the weight squared
+        self._folded = np.vstack([self.templates * self.weight, self.weight[None]])
+        self._weight_sq = np.square(self.weight)
         # each face's four quarters, each made unit alone (see _quarters)
         h, w = self.core_shape
         self._face_quarters = [
@@ -401,14 +405,21 @@ class CardMatcher:
                             0.0, 0.0, self.ids[i % n])
         # search small shifts for the few best faces: the outline is found to a mm or so
         top = np.argsort(-scores)[:SHIFT_CANDIDATES]
-        # every shifted window (row dy * (2p+1) + dx), made unit, weighted, made unit again
-        # (in place: the same arithmetic as _unit_rows(_unit_rows(windows) * weight))
+        # every shifted window (row dy * (2p+1) + dx) correlated as the centre was:
+        # _unit_rows(_unit_rows(windows) * weight) @ templates[top].T, folded into
+        # products: the templates' rows are zero-mean (the second centring drops out of
+        # the product) and the first unit's scale cancels in the second, so it is the
+        # centred windows times weight * template, over the spread of the centred
+        # windows times the weight (about half the passes over the windows)
         k = 2 * p + 1
         windows = np.array(np.lib.stride_tricks.sliding_window_view(
-            gray[:h + k - 1, :w + k - 1], (h, w)), np.float32)
-        windows = _unit_rows_inplace(windows.reshape(k * k, h * w))
-        np.multiply(windows, self.weight, out=windows)
-        shifted = _unit_rows_inplace(windows) @ self.templates[top].T
+            gray[:h + k - 1, :w + k - 1], (h, w)), np.float32).reshape(k * k, h * w)
+        windows -= windows.mean(axis=1, keepdims=True)
+        products = windows @ self._folded[np.append(top, len(self._folded) - 1)].T
+        weighted_sum = products[:, -1].astype(np.float64)  # sum of window * weight
+        squares = (np.square(windows) @ self._weight_sq).astype(np.float64)
+        spread = np.sqrt(np.maximum(squares - weighted_sum * weighted_sum / (h * w), 0.0))
+        shifted = products[:, :-1] / np.maximum(spread, 1e-6)[:, None].astype(np.float32)
         where = {int(t): int(np.argmax(shifted[:, j])) for j, t in enumerate(top)
                  if shifted[:, j].max() > scores[t]}
         scores[top] = np.maximum(scores[top], shifted.max(axis=0))
