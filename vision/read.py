@@ -420,9 +420,11 @@ class CardMatcher:
         squares = (np.square(windows) @ self._weight_sq).astype(np.float64)
         spread = np.sqrt(np.maximum(squares - weighted_sum * weighted_sum / (h * w), 0.0))
         shifted = products[:, :-1] / np.maximum(spread, 1e-6)[:, None].astype(np.float32)
-        where = {int(t): int(np.argmax(shifted[:, j])) for j, t in enumerate(top)
-                 if shifted[:, j].max() > scores[t]}
-        scores[top] = np.maximum(scores[top], shifted.max(axis=0))
+        # each face's best shift, where it beats the placement as found
+        peaks, peak_at = shifted.max(axis=0), shifted.argmax(axis=0)
+        better = peaks > scores[top]
+        where = dict(zip(top[better].tolist(), peak_at[better].tolist(), strict=True))
+        scores[top] = np.maximum(scores[top], peaks)
         both = np.maximum(scores[:n], scores[n:])
         turned = scores[n:] > scores[:n]
         card_bgr = card_bgr[p:card_bgr.shape[0] - p, p:card_bgr.shape[1] - p]
