@@ -322,6 +322,10 @@ class CardMatcher:
         self.weight = (spread / max(float(spread.max()), 1e-9)).astype(np.float32)
         self.templates = _unit_rows(faces * self.weight)  # 2n rows: upright then turned
         self.plain = faces  # unweighted: how much it looks like a card of this deck at all
+        # the shift search's products (see identify): each template times the weight,
+        # and the weight itself as the last row; and the weight squared
+        self._folded = np.vstack([self.templates * self.weight, self.weight[None]])
+        self._weight_sq = np.square(self.weight)
         # each face's four quarters, each made unit alone (see _quarters)
         h, w = self.core_shape
         self._face_quarters = [
@@ -401,17 +405,26 @@ class CardMatcher:
                             0.0, 0.0, self.ids[i % n])
         # search small shifts for the few best faces: the outline is found to a mm or so
         top = np.argsort(-scores)[:SHIFT_CANDIDATES]
-        # every shifted window (row dy * (2p+1) + dx), made unit, weighted, made unit again
-        # (in place: the same arithmetic as _unit_rows(_unit_rows(windows) * weight))
+        # every shifted window (row dy * (2p+1) + dx) correlated as the centre was:
+        # _unit_rows(_unit_rows(windows) * weight) @ templates[top].T, folded into
+        # products: the templates' rows are zero-mean (the second centring drops out of
+        # the product) and the first unit's scale cancels in the second, so it is the
+        # centred windows times weight * template, over the spread of the centred
+        # windows times the weight (about half the passes over the windows)
         k = 2 * p + 1
         windows = np.array(np.lib.stride_tricks.sliding_window_view(
-            gray[:h + k - 1, :w + k - 1], (h, w)), np.float32)
-        windows = _unit_rows_inplace(windows.reshape(k * k, h * w))
-        np.multiply(windows, self.weight, out=windows)
-        shifted = _unit_rows_inplace(windows) @ self.templates[top].T
-        where = {int(t): int(np.argmax(shifted[:, j])) for j, t in enumerate(top)
-                 if shifted[:, j].max() > scores[t]}
-        scores[top] = np.maximum(scores[top], shifted.max(axis=0))
+            gray[:h + k - 1, :w + k - 1], (h, w)), np.float32).reshape(k * k, h * w)
+        windows -= windows.mean(axis=1, keepdims=True)
+        products = windows @ self._folded[np.append(top, len(self._folded) - 1)].T
+        weighted_sum = products[:, -1].astype(np.float64)  # sum of window * weight
+        squares = (np.square(windows) @ self._weight_sq).astype(np.float64)
+        spread = np.sqrt(np.maximum(squares - weighted_sum * weighted_sum / (h * w), 0.0))
+        shifted = products[:, :-1] / np.maximum(spread, 1e-6)[:, None].astype(np.float32)
+        # each face's best shift, where it beats the placement as found
+        peaks, peak_at = shifted.max(axis=0), shifted.argmax(axis=0)
+        better = peaks > scores[top]
+        where = dict(zip(top[better].tolist(), peak_at[better].tolist(), strict=True))
+        scores[top] = np.maximum(scores[top], peaks)
         both = np.maximum(scores[:n], scores[n:])
         turned = scores[n:] > scores[:n]
         card_bgr = card_bgr[p:card_bgr.shape[0] - p, p:card_bgr.shape[1] - p]
@@ -524,6 +537,70 @@ def _dominant_turns(img: np.ndarray, limit: float) -> list[float]:
     return [t for t in turns if abs(t) <= limit][:TURN_CANDIDATES]
 
 
+#: Least window spread :class:`TemplateBank` divides by (a flat window's is 0).
+_TINY = 1e-30
+
+
+class TemplateBank:
+    """``cv2.matchTemplate(picture, template, cv2.TM_CCOEFF_NORMED)`` of one picture with
+    many templates of one size, by the DFT: each template's spectrum is made once per
+    picture size and the picture's once per picture, so each template costs a product
+    of spectra and an inverse transform (about half what matchTemplate costs, which
+    transforms both every call; a zone is searched with up to ten templates at a
+    turn). The same correlation, normalisation and treatment of flat windows; the
+    float32 transforms round differently (by up to ~2e-4, in windows of little
+    contrast)."""
+
+    def __init__(self, templates: list[np.ndarray]) -> None:
+        self.shape = templates[0].shape
+        # zero-mean templates: the window's mean then drops out of the product
+        self._zero_mean = [(t - t.mean()).astype(np.float32) for t in templates]
+        self._norms = [float(np.sqrt(np.square(t, dtype=np.float64).sum())) for t in self._zero_mean]
+        self._spectra: dict[tuple[int, int], list[np.ndarray]] = {}
+
+    def prepare(self, picture: np.ndarray) -> tuple[np.ndarray, np.ndarray, tuple[int, int]]:
+        """What :meth:`match` needs of a float32 *picture*: its spectrum and each
+        window's root of summed squared deviations from its mean."""
+        ph, pw = picture.shape
+        th, tw = self.shape
+        size = (cv2.getOptimalDFTSize(ph), cv2.getOptimalDFTSize(pw))
+        if size not in self._spectra:
+            spectra = []
+            for t in self._zero_mean:
+                padded = np.zeros(size, np.float32)
+                padded[:th, :tw] = t
+                spectra.append(cv2.dft(padded))
+            self._spectra[size] = spectra
+        spectrum = cv2.dft(cv2.copyMakeBorder(picture, 0, size[0] - ph, 0, size[1] - pw,
+                                              cv2.BORDER_CONSTANT, value=0))
+        rh, rw = ph - th + 1, pw - tw + 1
+        s, sq = cv2.integral2(picture, sdepth=cv2.CV_64F)
+        total = s[th:, tw:] - s[:rh, tw:] - s[th:, :rw] + s[:rh, :rw]
+        squares = sq[th:, tw:] - sq[:rh, tw:] - sq[th:, :rw] + sq[:rh, :rw]
+        spread = np.sqrt(np.maximum(squares - total * total / (th * tw), 0.0))
+        # (a flat window's 0 kept off 0: the division below then needs no guard)
+        return spectrum, np.maximum(spread, _TINY).astype(np.float32), size
+
+    def match(self, prepared: tuple[np.ndarray, np.ndarray, tuple[int, int]], k: int
+              ) -> np.ndarray:
+        """The normalised correlation of the prepared picture with template *k*, at each
+        top-left position where the template lies wholly inside (as matchTemplate)."""
+        spectrum, spread, size = prepared
+        rh, rw = spread.shape
+        product = cv2.mulSpectrums(spectrum, self._spectra[size][k], 0, conjB=True)
+        num = cv2.dft(product, flags=cv2.DFT_INVERSE | cv2.DFT_SCALE | cv2.DFT_REAL_OUTPUT
+                      )[:rh, :rw]
+        scale = spread * np.float32(self._norms[k])
+        res = num / scale
+        if not cv2.checkRange(res, True, -1.0, 1.0)[0]:
+            # a flat window (or rounding at +-1): as matchTemplate, the sign where the
+            # product is within 1/8 of its bound, else 0
+            inside = np.abs(num) < scale
+            res = np.where(inside, res, np.where(np.abs(num) < scale * 1.125, np.sign(num), 0.0)
+                           ).astype(np.float32)
+        return res
+
+
 class CardFinder:
     """Finds the uppermost card in a side zone by correlating the profile's *generic*
     faces over candidate turns and positions: the mean face of each cult (the frame and
@@ -561,6 +638,8 @@ class CardFinder:
                 self.templates.append(cv2.resize(turned, self.size, interpolation=cv2.INTER_AREA))
                 self.fine_templates.append(cv2.resize(turned, fine, interpolation=cv2.INTER_AREA))
         self._geometry: dict[tuple[int, int, float], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        # every template correlated with a turned zone at once (see TemplateBank)
+        self._bank = TemplateBank(self.templates)
         # the precise fit's templates blurred once (refine_quad would blur them every call)
         self._fine_blurred = [refine_blur(t, REFINE_PX_PER_MM) for t in self.fine_templates]
         self._face_blurred = {cid: refine_blur(t, REFINE_PX_PER_MM)
@@ -588,24 +667,25 @@ class CardFinder:
         dominant = _dominant_turns(gray, MAX_TURN_DEG)
         means = list(range(self.n_mean_templates))
 
-        turned: dict[float, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
+        turned: dict[float, tuple] = {}
 
-        def rotated(angle: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        def rotated(angle: float) -> tuple:
             """(M, the zone turned by *angle*, where a card's top-left may not lie in it
-            (see _turn_geometry), M inverted), once per turn."""
+            (see _turn_geometry), M inverted, the turned zone prepared for the template
+            bank), once per turn."""
             if angle not in turned:
                 M, Minv, off = self._turn_geometry(zh, zw, angle)
                 rot = cv2.warpAffine(gray, M, (zw, zh), flags=cv2.INTER_LINEAR,
                                      borderMode=cv2.BORDER_REPLICATE)
-                turned[angle] = (M, rot, off, Minv)
+                turned[angle] = (M, rot, off, Minv, self._bank.prepare(rot))
             return turned[angle]
 
         def at(angle: float, which):
             """(score, loc, template, M, angle) of each template's best at *angle*."""
-            M, rot, off, _ = rotated(angle)
+            M, _, off, _, prepared = rotated(angle)
             out = []
             for k in which:
-                res = cv2.matchTemplate(rot, self.templates[k], cv2.TM_CCOEFF_NORMED)
+                res = self._bank.match(prepared, k)
                 res[off] = -1.0
                 _, mx, _, loc = cv2.minMaxLoc(res)
                 out.append((mx, loc, k, M, angle))
@@ -616,7 +696,7 @@ class CardFinder:
         def outline_at(angle: float) -> None:
             """The best whole-card outline at *angle* (an edge all round, stronger than
             just inside and outside it), kept for when the faces place no card."""
-            M, rot, off, _ = rotated(angle)
+            M, rot, off, _, _ = rotated(angle)
             d = OUTLINE_RIDGE_PX
             res = self._outline_response(rot)
             # the outline's window starts d px before the card's top-left

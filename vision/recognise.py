@@ -19,7 +19,9 @@
     0..1, ``cult`` by colour, ``quad`` (frame px, the card's own TL, TR, BR, BL),
     ``identity`` (the match's evidence) and ``outline`` scores. Costs a few ms, so a
     tracker can re-read only the side where something changed; ``.side_ms`` holds
-    the stages of the last call (``zone_ms``, ``find_ms``, ``match_ms``).
+    the stages of the last call (``zone_ms``, ``find_ms``, ``match_ms``). Both take
+    an optional ``warpable``: the frame's :func:`vision.locate.warp_source`, which
+    the many warps out of one frame read fastest (``recognise`` converts it once).
 ``.recognise(frame, image_name=None) -> dict``
     the C6 line as a dict (plus per-side ``confidence``); ``.last_pose`` and
     ``.last_readings`` keep what was found, ``.timings`` the stages in ms
@@ -195,17 +197,24 @@ class Recogniser:
         self.last_pose: TwilightPose | None = None
 
     # -- stages
-    def locate(self, frame: np.ndarray) -> TwilightPose | None:
-        return _locate.locate(frame, self.twilight, mirror=self.mirror)
+    def locate(self, frame: np.ndarray, warpable: np.ndarray | None = None
+               ) -> TwilightPose | None:
+        """The Twilight card's pose (*warpable*: the frame's
+        :func:`~vision.locate.warp_source`, when the caller has it already)."""
+        return _locate.locate(frame, self.twilight, mirror=self.mirror, warpable=warpable)
 
-    def read_side(self, frame: np.ndarray, pose: TwilightPose, seat: Seat | str) -> SideReading:
-        """The uppermost card at *seat*'s side of the Twilight card (see module doc)."""
+    def read_side(self, frame: np.ndarray, pose: TwilightPose, seat: Seat | str,
+                  warpable: np.ndarray | None = None) -> SideReading:
+        """The uppermost card at *seat*'s side of the Twilight card (see module doc);
+        *warpable* as for :meth:`locate`."""
         seat = Seat.parse(seat) if isinstance(seat, str) else seat
         side = pose.seat_side(seat)
         self.side_ms = {"zone_ms": 0.0, "find_ms": 0.0, "match_ms": 0.0}
         H = _locate.zone_homography(pose, side, ZONE_PX_PER_MM)
         hypotheses = self._find(frame, H)
-        reading = self._read_found(frame, seat, H, hypotheses)
+        if warpable is None:
+            warpable = _locate.warp_source(frame)
+        reading = self._read_found(warpable, seat, H, hypotheses)
         if reading.card_id in (None, "unknown") and reading.outline[0] >= SOFT_GLARE_CARD_SCORE:
             reading = self._read_without_glare(frame, seat, H, hypotheses) or reading
         elif reading.card_id is not None and reading.confidence < SOFT_GLARE_DOUBT:
@@ -225,7 +234,9 @@ class Recogniser:
 
     def _read_found(self, frame: np.ndarray, seat: Seat, H: np.ndarray,
                     hypotheses: list) -> SideReading:
-        """The uppermost card among the poses *hypotheses* found in the zone of *H*."""
+        """The uppermost card among the poses *hypotheses* found in the zone of *H*
+        (*frame*: the frame's :func:`~vision.locate.warp_source`; the card is only
+        warped out of it from here on)."""
         if not hypotheses:
             return SideReading(seat.value, None, 1.0, None, None)
         t0 = time.perf_counter()
@@ -260,7 +271,7 @@ class Recogniser:
             if _off_card(spot, quad.reshape(4, 2)):
                 return None
             again = again[:1]
-        reading = self._read_found(clear, seat, H, again)
+        reading = self._read_found(_locate.warp_source(clear), seat, H, again)
         return reading if reading.card_id not in (None, "unknown") else None
 
     def _soft_glare(self, frame: np.ndarray, H: np.ndarray
@@ -283,7 +294,7 @@ class Recogniser:
         if _off_card(spot, reading.quad):
             return reading
         clear = without_soft_glare(frame, spot)
-        again = self._read_found(clear, seat, H, self._find(clear, H))
+        again = self._read_found(_locate.warp_source(clear), seat, H, self._find(clear, H))
         return again if again.card_id not in (None, "unknown") else reading
 
     def _zone_image(self, frame: np.ndarray, H: np.ndarray) -> np.ndarray:
@@ -421,7 +432,8 @@ class Recogniser:
     def _rectified(self, frame: np.ndarray, quad: np.ndarray, px_per_mm: float,
                    pad: int, keep_glare: bool = False) -> np.ndarray:
         """The card inside *quad* upright at *px_per_mm*, *pad* px of margin all round
-        (frame shrunk by area first where it is finer than that)."""
+        (frame shrunk by area first where it is finer than that), B,G,R (*frame* may be
+        its :func:`~vision.locate.warp_source`)."""
         w, h = (round(CARD_MM[0] * px_per_mm), round(CARD_MM[1] * px_per_mm))
         k = CARD_WARP_OVERSAMPLE
         dst = np.float32([(pad, pad), (w + pad, pad), (w + pad, h + pad), (pad, h + pad)]) * k
@@ -429,7 +441,8 @@ class Recogniser:
         size = ((w + 2 * pad) * k, (h + 2 * pad) * k)
         big = cv2.warpPerspective(frame, M, size, flags=cv2.INTER_LINEAR,
                                   borderMode=cv2.BORDER_REPLICATE)
-        card = cv2.resize(big, (w + 2 * pad, h + 2 * pad), interpolation=cv2.INTER_AREA)
+        card = _locate.as_bgr(cv2.resize(big, (w + 2 * pad, h + 2 * pad),
+                                         interpolation=cv2.INTER_AREA))
         return card if keep_glare else without_glare(card, glare(card, px_per_mm))
 
     def _add_ms(self, key: str, seconds: float) -> None:
@@ -447,7 +460,9 @@ class Recogniser:
         """The C6 result for one frame (a dict; ``image`` only when *image_name* given)."""
         self.timings = {}
         t0 = time.perf_counter()
-        pose = self.locate(frame)
+        # the frame converted once for all the warps out of it (see warp_source)
+        warpable = _locate.warp_source(frame)
+        pose = self.locate(frame, warpable)
         t1 = time.perf_counter()
         self.timings["locate_ms"] = (t1 - t0) * 1000
         self.last_pose = pose
@@ -458,7 +473,7 @@ class Recogniser:
             result["sides"] = {s.value: None for s in SEATS}
             self.timings["total_ms"] = self.timings["locate_ms"]
             return result
-        readings = {s.value: self.read_side(frame, pose, s) for s in SEATS}
+        readings = {s.value: self.read_side(frame, pose, s, warpable) for s in SEATS}
         self.last_readings = readings
         result["twilight"] = {"found": True, "moon_seats": list(pose.moon_seats)}
         result["sides"] = {seat: r.card_id for seat, r in readings.items()}
