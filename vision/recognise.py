@@ -149,6 +149,12 @@ SOFT_GLARE_CARD_SCORE = 0.4
 #: scenes the wrong names under a spot had 0.19-0.33, while 99.3% of the right names
 #: reach this; so few are read twice).
 SOFT_GLARE_DOUBT = 0.35
+#: A card the pair judge cannot decide on keeps the name the whole face gave it when
+#: that match was clear (SURE_SCORE, SURE_QUARTERS) with at least this margin: at
+#: 640x480 the judge's finer picture of a small adept loses the numeral it differs
+#: from a priest or novice by, while the whole face still names it (on fresh seeds
+#: 100000+ and 700000+, every such adept had a margin of 0.47 or more and was right).
+UNJUDGED_MARGIN = 0.4
 #: Corners of two card poses found this close (mm) are the same pose: half a step of
 #: the search's grid (a zone px is 2.9 mm), so only the very same place and turn.
 SAME_POSE_MM = 1.5
@@ -413,9 +419,13 @@ class Recogniser:
         card = self._rectified(frame, quad, PAIR_PX_PER_MM, self.pair_judge.pad, keep_glare=True)
         blank = glare(card, PAIR_PX_PER_MM)
         verdict = self.pair_judge.judge(without_glare(card, blank), alike, hidden=blank)
-        if verdict is None:
-            return replace(ident, card_id="unknown", confidence=0.0)
         clear = ident.score >= SURE_SCORE and ident.quarters >= SURE_QUARTERS
+        if verdict is None:
+            if ident.card_id != "unknown" and clear and ident.margin >= UNJUDGED_MARGIN:
+                # the finer picture cannot tell (a small card: the numeral blurs away),
+                # and the whole face named it clearly
+                return ident
+            return replace(ident, card_id="unknown", confidence=0.0)
         if ident.card_id == "unknown" and not clear:
             # not a whole, clear face (perhaps a half-seen older card beneath the top
             # one): the judge may not make it a card
