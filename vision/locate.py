@@ -554,6 +554,7 @@ def locate(frame: np.ndarray, model: TwilightModel, *, mirror: bool = False,
             if fine >= needed and plausible(quad) and inside:
                 if fine < OCCLUDED_BELOW:
                     quad = refine_occluded(warpable, quad, model)
+                    quad = align_twilight(warpable, quad, model, covered=True)
                 else:
                     quad = align_twilight(warpable, quad, model)
                 return pose_from_quad(quad, min(score, fine), mirror=mirror)
@@ -593,10 +594,14 @@ def refine_occluded(frame: np.ndarray, quad: Quad, model: TwilightModel) -> Quad
     return quad
 
 
-def align_twilight(frame: np.ndarray, quad: Quad, model: TwilightModel) -> Quad:
-    """The outline of a Twilight card seen whole made precise by an area alignment of its
-    face under a full homography (see TWILIGHT_ALIGN_PX_PER_MM); *quad* as it was when
-    the alignment fails, slips or leaves no plausible card."""
+def align_twilight(frame: np.ndarray, quad: Quad, model: TwilightModel,
+                   covered: bool = False) -> Quad:
+    """The outline of a Twilight card made precise by an area alignment of its face
+    under a full homography (see TWILIGHT_ALIGN_PX_PER_MM); *quad* as it was when the
+    alignment fails, slips or leaves no plausible card. With *covered* (a hand lies
+    over part of it, and *quad* is placed well enough to see where), what does not
+    look like the face as placed is left out, and the new outline is kept only when
+    more of the face agrees with the frame."""
     r, m = TWILIGHT_ALIGN_PX_PER_MM, TWILIGHT_ALIGN_MARGIN_MM
     face = model.homography_face
     h, w = face.shape
@@ -609,8 +614,16 @@ def align_twilight(frame: np.ndarray, quad: Quad, model: TwilightModel) -> Quad:
         (0, 0), TWILIGHT_ALIGN_BLUR_MM * r)
     W = np.float32([[1, 0, m * r], [0, 1, m * r], [0, 0, 1]])
     criteria = (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, TWILIGHT_ALIGN_ITERATIONS, 1e-4)
+    valid = None
+    if covered:
+        o = round(m * r)
+        inside = seen[o:o + h, o:o + w]
+        off = cv2.GaussianBlur(np.abs(_standard(face) - _standard(inside)), (0, 0),
+                               2 * r) > OCCLUSION_RESIDUAL
+        valid = np.full(seen.shape, 255, np.uint8)
+        valid[o:o + h, o:o + w][off] = 0
     try:
-        _, W = cv2.findTransformECC(face, seen, W, cv2.MOTION_HOMOGRAPHY, criteria, None, 5)
+        _, W = cv2.findTransformECC(face, seen, W, cv2.MOTION_HOMOGRAPHY, criteria, valid, 5)
     except cv2.error:  # did not converge
         return quad
     corners = cv2.perspectiveTransform(
@@ -618,7 +631,11 @@ def align_twilight(frame: np.ndarray, quad: Quad, model: TwilightModel) -> Quad:
     new = cv2.perspectiveTransform(corners / r - m, H).reshape(4, 2).astype(np.float32)
     moved_mm = float(np.linalg.norm(new - quad, axis=1).max()) / float(
         np.linalg.norm(quad[1] - quad[0]) / w_mm)
-    return new if moved_mm <= TWILIGHT_ALIGN_MAX_MOVE_MM and plausible(new) else quad
+    if moved_mm > TWILIGHT_ALIGN_MAX_MOVE_MM or not plausible(new):
+        return quad
+    if covered and agreement(frame, new, model) <= agreement(frame, quad, model):
+        return quad
+    return new
 
 
 def align_face(frame: np.ndarray, quad: Quad, face: np.ndarray, px_per_mm: float,
