@@ -89,7 +89,10 @@ SETTLE_FRAMES = 3
 #: the first read after SETTLE_FRAMES does not decide, the kept frame is read too, as
 #: the read one look earlier (nothing moved in between), instead of waiting a look for
 #: a second read. Its reading is never decided on alone, not even when sure (a hand at
-#: rest over the card for two looks is not yet gone); it only adds its vote.
+#: rest over the card for two looks is not yet gone); it only adds its vote, and only
+#: for a card: an empty side is no event to hurry, and two frames a look apart may
+#: show a card's faint outline alike (seed 50's purgatory read "no card" on both, and
+#: was missed until the side next moved).
 EARLY_QUIET = SETTLE_FRAMES - 1
 #: Reads since the side last moved that name the same thing (a card, or no card) and
 #: confirm it; one read at SURE_CONFIDENCE or more is enough. A card named voids the
@@ -512,7 +515,7 @@ class TableTracker:
         card = reading.card_id
         if card not in (None, "unknown") and reading.confidence < MIN_CONFIDENCE:
             card = self._weak(zone, card, expect, reading, thumb, forced)
-        if card == "unknown":  # no vote (CONFIRM_READS)
+        if card == "unknown" or (card is None and early is not None):  # no vote
             if forced or early is not None:
                 return  # the side's own reads decide when to read again, or warn
             if zone.unreadable is None and self._laid(zone, thumb):
