@@ -102,9 +102,9 @@ EARLY_QUIET = SETTLE_FRAMES - 1
 #: and a read in between that names nothing does not contradict the card.
 CONFIRM_READS = 2
 SURE_CONFIDENCE = 0.85
-#: ...and so is one read at RULES_SURE_CONFIDENCE of the card the rules expect there (R3:
-#: the seat on turn, its cult, not yet played) with every quarter of the card like its
-#: face (at least RULES_SURE_QUARTERS: a hand over part of a card fails there). A card
+#: One read is enough, too, at RULES_SURE_CONFIDENCE, naming the card the rules expect
+#: there (R3: the seat on turn, its cult, not yet played) with every quarter of the card
+#: like its face (at least RULES_SURE_QUARTERS: a hand over part of a card fails). A card
 #: read on top of an older one may be read as the one beneath on the next frames (bench
 #: hand 200000: 0.74, then the card beneath on two frames out of three). On simulator
 #: scenes the one card misread above 0.5 was half covered (0.74, quarters 0.58), while
