@@ -10,10 +10,12 @@ arm over the table suspends judgement wherever it moves.
 A read that shows the card already on top (nudged, straightened, briefly
 covered) is no event; an empty side (a trick swept away) is no event; a card
 already played this hand (a trick squared up or pushed around) is no event. A
-new card is confirmed by :data:`CONFIRM_READS` equal reads and joins its side's
-queue of held cards; plays are given out in turn order, in the order they were
-laid. A card at a seat that is not on turn waits while the seat on turn may
-still be laying its card. Then:
+new card is confirmed by :data:`CONFIRM_READS` reads naming it since the side last
+moved (reads naming nothing surely in between do not break the agreement; the frame
+of the look before the side settled is read too when the first read does not decide,
+:data:`EARLY_QUIET`) and joins its side's queue of held cards; plays are given out
+in turn order, in the order they were laid. A card at a seat that is not on turn
+waits while the seat on turn may still be laying its card. Then:
 
 * if the seat on turn has had nothing laid since its last play, the waiting
   card goes to the rules, which refuse it (R9) — a warning, never a play;
@@ -62,8 +64,6 @@ LOOK_FPS = 10.0
 #: A live camera's frame is looked at when at least this share of a look's time has
 #: passed since the last one (a frame's timestamp jitters).
 LOOK_DUE_SHARE = 0.8
-#: A side's pending reading when none is pending (None means "empty side").
-NO_CANDIDATE = "(none pending)"
 #: Width of the grey thumbnail that change detection runs on.
 THUMB_TARGET_WIDTH = 320
 #: Grey-level change (after a light blur) that counts as motion at a thumbnail pixel.
@@ -82,11 +82,35 @@ UNCHANGED_SHARE = 0.005
 #: Looks of a side found empty that are kept (the least recently seen is dropped): a
 #: neighbour's card may reach into a zone, so an empty side has more than one look.
 EMPTY_LOOKS = 3
-#: Quiet frames a zone needs after motion before it is read (at 10 fps: 0.3 s).
+#: Quiet frames a zone needs after motion before it is read (at 10 fps: 0.3 s). A hand
+#: resting on the card it laid is still for up to two looks (a 30 fps camera's frames).
 SETTLE_FRAMES = 3
-#: Equal reads that confirm a new card; one read at SURE_CONFIDENCE or more is enough.
+#: The frame of the look before a zone settles (this many quiet frames) is kept: when
+#: the first read after SETTLE_FRAMES does not decide, the kept frame is read too, as
+#: the read one look earlier (nothing moved in between), instead of waiting a look for
+#: a second read. Its reading is never decided on alone, not even when sure (a hand at
+#: rest over the card for two looks is not yet gone); it only adds its vote, and only
+#: for a card: an empty side is no event to hurry, and two frames a look apart may
+#: show a card's faint outline alike (seed 50's purgatory read "no card" on both, and
+#: was missed until the side next moved).
+EARLY_QUIET = SETTLE_FRAMES - 1
+#: Reads since the side last moved that name the same thing (a card, or no card) and
+#: confirm it; one read at SURE_CONFIDENCE or more is enough. A card named voids the
+#: votes for any other reading; a read of no card that is not sure (a faint outline: the
+#: table's grain, a card's edge in sensor noise) leaves a card's votes standing, and
+#: so does an unknown read: the same still side is read differently from frame to frame,
+#: and a read in between that names nothing does not contradict the card.
 CONFIRM_READS = 2
 SURE_CONFIDENCE = 0.85
+#: One read is enough, too, at RULES_SURE_CONFIDENCE, naming the card the rules expect
+#: there (R3: the seat on turn, its cult, not yet played) with every quarter of the card
+#: like its face (at least RULES_SURE_QUARTERS: a hand over part of a card fails). A card
+#: read on top of an older one may be read as the one beneath on the next frames (bench
+#: hand 200000: 0.74, then the card beneath on two frames out of three). On simulator
+#: scenes the one card misread above 0.5 was half covered (0.74, quarters 0.58), while
+#: 52 of 57 right reads from 0.7 to 0.85 had quarters of 0.8 or more.
+RULES_SURE_CONFIDENCE = 0.7
+RULES_SURE_QUARTERS = 0.8
 #: Frames a confirmed card at a seat not on turn waits for the seat on turn (10 fps: 2 s).
 OUT_OF_TURN_WAIT = 20
 #: While later cards wait for a seat on turn whose card was not confirmed: frames
@@ -259,8 +283,9 @@ class _Zone:
     look: tuple[int, np.ndarray] | None = None  # (look number, its look then): taken once
     empty_looks: list[np.ndarray] = field(default_factory=list)  # ...at reads that found
     # no card (most recently seen first)
-    candidate: str | None = NO_CANDIDATE
-    confirms: int = 0
+    votes: dict[str | None, int] = field(default_factory=dict)  # reads since the side
+    # last moved, per reading (None: no card), while it is not decided (CONFIRM_READS)
+    early: np.ndarray | None = None  # the frame when it had been quiet EARLY_QUIET looks
     held: list[tuple[str, int]] = field(default_factory=list)  # confirmed, not given out:
     # (card, frame its lay ended), in the order laid
     last_busy: int = -1  # last frame with motion here
@@ -362,13 +387,21 @@ class TableTracker:
             self._relocate(frame, thumb, emit)
         for zone in self.zones.values():
             self._watch_zone(zone, thumb, moving)
+        kept = None
         for zone in self.zones.values():
+            if zone.dirty and zone.quiet == EARLY_QUIET:
+                if kept is None:
+                    kept = frame.copy()  # a camera may reuse its frame buffer
+                zone.early = kept
             if zone.dirty and zone.quiet >= SETTLE_FRAMES and self.looks >= zone.next_read:
+                early, zone.early = zone.early, None
                 look = self._known_look(zone, frame)
                 if look is not None:
                     self._settle_known(zone, look, frame, thumb, expect())
-                else:
-                    self._read(zone, frame, thumb, expect(), emit)
+                    continue
+                self._read(zone, frame, thumb, expect(), emit)
+                if early is not None and zone.dirty:  # not decided: see EARLY_QUIET
+                    self._read(zone, frame, thumb, expect(), emit, early=early)
         if any(zone.held for zone in self.zones.values()):
             self._look_again(frame, thumb, expect, emit)
             self._give_out(expect, emit)
@@ -413,6 +446,8 @@ class TableTracker:
             zone.quiet = 0
             zone.dirty = zone.moved = zone.stirred = True
             zone.next_read = 0
+            zone.votes, zone.weak = {}, None  # what lies there may change: read anew
+            zone.early = None
             zone.last_busy = self.looks
             zone.forced = 0
             return
@@ -471,25 +506,27 @@ class TableTracker:
         zone.next_read = 0
         if look == "unchanged":
             zone.dirty = zone.moved = False
-            zone.candidate, zone.confirms = NO_CANDIDATE, 0
+            zone.votes = {}
         else:
             zone.warned = False
             self._settled(zone, None, frame, thumb, expect)
 
     def _read(self, zone: _Zone, frame: np.ndarray, thumb: np.ndarray, expect: Expectation,
-              emit: Callable[[Observation], None], forced: bool = False) -> None:
+              emit: Callable[[Observation], None], forced: bool = False,
+              early: np.ndarray | None = None) -> None:
         """Read one side. ``forced``: a fresh look at a side that has not moved, while
-        later cards wait for it (its settled state is left alone)."""
+        later cards wait for it (its settled state is left alone). ``early``: read the
+        side's kept frame of one look before (EARLY_QUIET) instead of *frame*."""
         self.reads += 1
-        reading = self.rec.read_side(frame, self.pose, zone.seat)
-        self.readings[zone.seat] = reading
+        reading = self.rec.read_side(frame if early is None else early, self.pose, zone.seat)
+        if early is None:
+            self.readings[zone.seat] = reading  # what is drawn: the latest
         card = reading.card_id
         if card not in (None, "unknown") and reading.confidence < MIN_CONFIDENCE:
             card = self._weak(zone, card, expect, reading, thumb, forced)
-        if card == "unknown":
-            zone.candidate, zone.confirms = "unknown", 0  # reads must agree in a row
-            if forced:
-                return
+        if card == "unknown" or (card is None and early is not None):  # no vote
+            if forced or early is not None:
+                return  # the side's own reads decide when to read again, or warn
             if zone.unreadable is None and self._laid(zone, thumb):
                 zone.unreadable = zone.last_busy
             if (not zone.moved and not zone.stirred and zone.top is None
@@ -513,30 +550,47 @@ class TableTracker:
                                              "please check it lies flat and uncovered"))
                 zone.dirty = zone.moved = False
                 zone.unknown_reads = 0
+                zone.votes = {}
                 self._remember(zone, frame, thumb, "unknown")
             return  # stay dirty: try again shortly
         zone.unknown_reads = 0
         zone.warned = False
         zone.unreadable = None
         card = self._with_prior(zone.seat, card, reading, expect)
-        if card != zone.candidate:
-            zone.candidate, zone.confirms = card, 1
-        else:
-            zone.confirms += 1
-        if zone.confirms < CONFIRM_READS and reading.confidence < SURE_CONFIDENCE:
+        votes = self._vote(zone, card, reading.confidence)
+        sure = reading.confidence >= SURE_CONFIDENCE or self._expected(zone, card, reading,
+                                                                       expect)
+        if votes < CONFIRM_READS and (early is not None or not sure):
             if not forced:
                 zone.next_read = self.looks + 1  # read again at the next look
             return
         self._settled(zone, card, frame, thumb, expect, forced)
+
+    @staticmethod
+    def _expected(zone: _Zone, card: str | None, reading: Any, expect: Expectation) -> bool:
+        """Whether *reading* names, well and whole, the card the rules expect at the side
+        now (see RULES_SURE_CONFIDENCE): one read of it is enough."""
+        quarters = getattr(reading.identity, "quarters", 0.0)
+        return (card is not None and card == reading.card_id and expect.next_seat == zone.seat
+                and expect.legal(zone.seat, card) and reading.confidence >= RULES_SURE_CONFIDENCE
+                and quarters >= RULES_SURE_QUARTERS)
+
+    @staticmethod
+    def _vote(zone: _Zone, card: str | None, confidence: float) -> int:
+        """Count a read of *card* (None: no card) among the side's votes (see
+        CONFIRM_READS); how many it has now."""
+        if card is not None or confidence >= SURE_CONFIDENCE:
+            zone.votes = {card: zone.votes.get(card, 0) + 1}  # the other readings disagree
+        else:
+            zone.votes[None] = zone.votes.get(None, 0) + 1
+        return zone.votes[card]
 
     def _settled(self, zone: _Zone, card: str | None, frame: np.ndarray, thumb: np.ndarray,
                  expect: Expectation, forced: bool = False) -> None:
         """*card* (None: no card) is confirmed at the side: a new card joins the held
         ones; an empty side, the card already on top or one already played is no
         event."""
-        # nothing pending now (not None: that is an empty side, which must be read
-        # CONFIRM_READS times in a row like any card)
-        zone.candidate = NO_CANDIDATE
+        zone.votes = {}  # decided: nothing pending
         if not forced:
             zone.dirty = zone.moved = False
             self._remember(zone, frame, thumb, card)
@@ -571,14 +625,18 @@ class TableTracker:
                 and self._is_new(zone, reading, thumb)):
             zone.weak = None
             return "unknown"
+        if zone.votes.get(card):
+            # it agrees with a read that named this card well since the side moved
+            zone.weak = None
+            return card
         count = zone.weak[1] + 1 if zone.weak and zone.weak[0] == card else 1
         zone.weak = (card, count)
         if count < PRIOR_CONFIRM_READS:
             zone.next_read = self.looks + 1  # look again at once, not after a pause
             return "unknown"
         zone.weak = None
-        zone.confirms = CONFIRM_READS  # the agreeing reads were the confirmation
-        zone.candidate = card
+        # the agreeing reads were the confirmation: this read's vote completes it
+        zone.votes = {card: CONFIRM_READS - 1}
         return card
 
     def _is_new(self, zone: _Zone, reading: Any, thumb: np.ndarray) -> bool:
