@@ -250,7 +250,12 @@ class Recogniser:
         # reading only when the best cannot be named (or was no card after all), and the
         # other is named surely (an older card beneath, named half-seen, must not win)
         best = self._read_pose(frame, seat, H, *hypotheses[0][:3])
-        if best.card_id in (None, "unknown"):
+        # ... but not when the best is a whole, well placed face that failed only on
+        # telling two cards apart (a priest or a novice): a worse placed pose would
+        # just pick one of them (bench hand 201010: a glared sun-priest named novice)
+        if best.card_id in (None, "unknown") and not (
+                best.identity is not None and best.identity.plausible
+                and best.identity.quarters >= SURE_QUARTERS):
             named = [r for r in (self._read_pose(frame, seat, H, *h[:3], glance=True)
                                  for h in hypotheses[1:])
                      if r.card_id not in (None, "unknown") and _whole(r.identity)]

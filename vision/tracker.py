@@ -101,6 +101,12 @@ EARLY_QUIET = SETTLE_FRAMES - 1
 #: so does an unknown read: the same still side is read differently from frame to frame,
 #: and a read in between that names nothing does not contradict the card.
 CONFIRM_READS = 2
+#: ... and this many more, in a row, once the side's reads since it moved disagreed
+#: on the card (one named another, or doubted between it and another): a card that
+#: reads as a priest on one frame and a novice on the next is named by neither
+#: until one wins clearly (bench hand 201010: a glared sun-priest read novice,
+#: unknown and priest by turns, and two novice reads in a row made a wrong play).
+DOUBT_EXTRA_READS = 1
 SURE_CONFIDENCE = 0.85
 #: One read is enough, too, at RULES_SURE_CONFIDENCE, naming the card the rules expect
 #: there (R3: the seat on turn, its cult, not yet played) with every quarter of the card
@@ -187,6 +193,16 @@ class Expectation:
         return card.startswith(self.cult(seat) + "-") and (
             self.clearing or card not in self.played) and (
             self.next_seat is None or seat == self.next_seat)
+
+
+def _doubts(reading: Any, votes: Mapping[str | None, int]) -> bool:
+    """Whether an 'unknown' *reading* doubts a card the side has *votes* for: every
+    test of a face but the margin passed, between that card and another."""
+    ident = getattr(reading, "identity", None)
+    if ident is None or not getattr(ident, "plausible", False):
+        return False
+    pair = {ident.best, ident.rival}
+    return any(card in pair for card in votes if card is not None)
 
 
 class Pace:
@@ -285,6 +301,7 @@ class _Zone:
     # no card (most recently seen first)
     votes: dict[str | None, int] = field(default_factory=dict)  # reads since the side
     # last moved, per reading (None: no card), while it is not decided (CONFIRM_READS)
+    doubted: bool = False  # reads since the side last moved disagreed on the card
     early: np.ndarray | None = None  # the frame when it had been quiet EARLY_QUIET looks
     held: list[tuple[str, int]] = field(default_factory=list)  # confirmed, not given out:
     # (card, frame its lay ended), in the order laid
@@ -447,6 +464,7 @@ class TableTracker:
             zone.dirty = zone.moved = zone.stirred = True
             zone.next_read = 0
             zone.votes, zone.weak = {}, None  # what lies there may change: read anew
+            zone.doubted = False
             zone.early = None
             zone.last_busy = self.looks
             zone.forced = 0
@@ -525,6 +543,10 @@ class TableTracker:
         if card not in (None, "unknown") and reading.confidence < MIN_CONFIDENCE:
             card = self._weak(zone, card, expect, reading, thumb, forced)
         if card == "unknown" or (card is None and early is not None):  # no vote
+            if card == "unknown" and _doubts(reading, zone.votes):
+                # a whole, well placed face that is this card or another (a priest or a
+                # novice): the reads of this card so far do not confirm it
+                zone.votes, zone.doubted = {}, True
             if forced or early is not None:
                 return  # the side's own reads decide when to read again, or warn
             if zone.unreadable is None and self._laid(zone, thumb):
@@ -560,7 +582,8 @@ class TableTracker:
         votes = self._vote(zone, card, reading.confidence)
         sure = reading.confidence >= SURE_CONFIDENCE or self._expected(zone, card, reading,
                                                                        expect)
-        if votes < CONFIRM_READS and (early is not None or not sure):
+        needed = CONFIRM_READS + (DOUBT_EXTRA_READS if zone.doubted else 0)
+        if votes < needed and (early is not None or not sure):
             if not forced:
                 zone.next_read = self.looks + 1  # read again at the next look
             return
@@ -580,6 +603,8 @@ class TableTracker:
         """Count a read of *card* (None: no card) among the side's votes (see
         CONFIRM_READS); how many it has now."""
         if card is not None or confidence >= SURE_CONFIDENCE:
+            if card is not None and any(c is not None and c != card for c in zone.votes):
+                zone.doubted = True  # read as another card since the side moved
             zone.votes = {card: zone.votes.get(card, 0) + 1}  # the other readings disagree
         else:
             zone.votes[None] = zone.votes.get(None, 0) + 1
@@ -590,7 +615,7 @@ class TableTracker:
         """*card* (None: no card) is confirmed at the side: a new card joins the held
         ones; an empty side, the card already on top or one already played is no
         event."""
-        zone.votes = {}  # decided: nothing pending
+        zone.votes, zone.doubted = {}, False  # decided: nothing pending
         if not forced:
             zone.dirty = zone.moved = False
             self._remember(zone, frame, thumb, card)
