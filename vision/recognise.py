@@ -149,6 +149,12 @@ SOFT_GLARE_CARD_SCORE = 0.4
 #: scenes the wrong names under a spot had 0.19-0.33, while 99.3% of the right names
 #: reach this; so few are read twice).
 SOFT_GLARE_DOUBT = 0.35
+#: The pair judge may name a card the whole face left in doubt (unknown) only when
+#: that face matched at least this well with every quarter whole (SURE_QUARTERS): a
+#: half-seen older card beneath fails a quarter; a glare spot on a whole card lowers
+#: the match a few hundredths (a glared sun-priest at 0.92-0.95, which the judge told
+#: from a novice and an adept 5:1).
+JUDGED_SCORE = 0.9
 #: A card the pair judge cannot decide on keeps the name the whole face gave it when
 #: that match was clear (SURE_SCORE, SURE_QUARTERS) with at least this margin: at
 #: 640x480 the judge's finer picture of a small adept loses the numeral it differs
@@ -424,9 +430,10 @@ class Recogniser:
         card = self._rectified(frame, quad, PAIR_PX_PER_MM, self.pair_judge.pad, keep_glare=True)
         blank = glare(card, PAIR_PX_PER_MM)
         verdict = self.pair_judge.judge(without_glare(card, blank), alike, hidden=blank)
-        clear = ident.score >= SURE_SCORE and ident.quarters >= SURE_QUARTERS
+        clear = ident.score >= JUDGED_SCORE and ident.quarters >= SURE_QUARTERS
         if verdict is None:
-            if ident.card_id != "unknown" and clear and ident.margin >= UNJUDGED_MARGIN:
+            if (ident.card_id != "unknown" and clear and ident.score >= SURE_SCORE
+                    and ident.margin >= UNJUDGED_MARGIN):
                 # the finer picture cannot tell (a small card: the numeral blurs away),
                 # and the whole face named it clearly
                 return ident
