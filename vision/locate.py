@@ -107,6 +107,8 @@ MAX_CORNER_SKEW_DEG = 12.0
 DEFAULT_INSET_MM = 2.5
 
 Quad = np.ndarray  # 4x2 float32 image px: the card's own TL, TR, BR, BL (upright art)
+#: A card's own corners (TL, TR, BR, BL) in its millimetres.
+CARD_CORNERS_MM = np.float32([(0, 0), (CARD_MM[0], 0), CARD_MM, (0, CARD_MM[1])])
 
 
 @dataclass(frozen=True)
@@ -605,13 +607,8 @@ def align_twilight(frame: np.ndarray, quad: Quad, model: TwilightModel,
     r, m = TWILIGHT_ALIGN_PX_PER_MM, TWILIGHT_ALIGN_MARGIN_MM
     face = model.homography_face
     h, w = face.shape
-    w_mm, h_mm = CARD_MM
-    card_mm = np.float32([(0, 0), (w_mm, 0), (w_mm, h_mm), (0, h_mm)])
-    H = cv2.getPerspectiveTransform(card_mm, np.asarray(quad, np.float32))
-    P = np.array([[1 / r, 0, -m], [0, 1 / r, -m], [0, 0, 1]])
-    seen = cv2.GaussianBlur(
-        _warped_gray(frame, H @ P, (round((w_mm + 2 * m) * r), round((h_mm + 2 * m) * r))),
-        (0, 0), TWILIGHT_ALIGN_BLUR_MM * r)
+    H, seen = _card_window(frame, quad, r, m)
+    seen = cv2.GaussianBlur(seen, (0, 0), TWILIGHT_ALIGN_BLUR_MM * r)
     W = np.float32([[1, 0, m * r], [0, 1, m * r], [0, 0, 1]])
     criteria = (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, TWILIGHT_ALIGN_ITERATIONS, 1e-4)
     valid = None
@@ -628,9 +625,9 @@ def align_twilight(frame: np.ndarray, quad: Quad, model: TwilightModel,
         return quad
     corners = cv2.perspectiveTransform(
         np.float64([[(0, 0)], [(w, 0)], [(w, h)], [(0, h)]]), W.astype(np.float64))
-    new = cv2.perspectiveTransform(corners / r - m, H).reshape(4, 2).astype(np.float32)
+    new = _window_to_frame(corners, H, r, m)
     moved_mm = float(np.linalg.norm(new - quad, axis=1).max()) / float(
-        np.linalg.norm(quad[1] - quad[0]) / w_mm)
+        np.linalg.norm(quad[1] - quad[0]) / CARD_MM[0])
     if moved_mm > TWILIGHT_ALIGN_MAX_MOVE_MM or not plausible(new):
         return quad
     if covered and agreement(frame, new, model) <= agreement(frame, quad, model):
@@ -647,11 +644,7 @@ def align_face(frame: np.ndarray, quad: Quad, face: np.ndarray, px_per_mm: float
     left out of the next round. None when the alignment does not converge."""
     r, m = px_per_mm, margin_mm
     h, w = face.shape
-    w_mm, h_mm = CARD_MM
-    card_mm = np.float32([(0, 0), (w_mm, 0), (w_mm, h_mm), (0, h_mm)])
-    H = cv2.getPerspectiveTransform(card_mm, np.asarray(quad, np.float32))
-    P = np.array([[1 / r, 0, -m], [0, 1 / r, -m], [0, 0, 1]])
-    seen = _warped_gray(frame, H @ P, (round((w_mm + 2 * m) * r), round((h_mm + 2 * m) * r)))
+    H, seen = _card_window(frame, quad, r, m)
     A = np.float32([[1, 0, m * r], [0, 1, m * r]])
     # the pixels the alignment may use: all of them at first (no mask: the same
     # alignment as a mask of every pixel, a tenth faster)
@@ -672,8 +665,26 @@ def align_face(frame: np.ndarray, quad: Quad, face: np.ndarray, px_per_mm: float
                                 flags=cv2.INTER_NEAREST)
         valid = np.where(hidden > 0, 0, 255).astype(np.uint8)
     corners = (A[:, :2] @ (np.float32([(0, 0), (w, 0), (w, h), (0, h)])).T).T + A[:, 2]
-    return cv2.perspectiveTransform((corners / r - m).reshape(-1, 1, 2).astype(np.float64),
-                                    H).reshape(4, 2).astype(np.float32)
+    return _window_to_frame(corners, H, r, m)
+
+
+def _card_window(frame: np.ndarray, quad: Quad, px_per_mm: float, margin_mm: float
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """(H: card mm -> frame px of the card inside *quad*, the frame around that card
+    warped upright at *px_per_mm* with *margin_mm* all round, grey float32): what the
+    area alignments (:func:`align_face`, :func:`align_twilight`) align a face in."""
+    r, m = px_per_mm, margin_mm
+    w_mm, h_mm = CARD_MM
+    H = cv2.getPerspectiveTransform(CARD_CORNERS_MM, np.asarray(quad, np.float32))
+    P = np.array([[1 / r, 0, -m], [0, 1 / r, -m], [0, 0, 1]])
+    return H, _warped_gray(frame, H @ P, (round((w_mm + 2 * m) * r), round((h_mm + 2 * m) * r)))
+
+
+def _window_to_frame(points: np.ndarray, H: np.ndarray, px_per_mm: float,
+                     margin_mm: float) -> Quad:
+    """Points in a :func:`_card_window` (px) as frame px (4x2 float32 for 4 points)."""
+    mm = (np.asarray(points) / px_per_mm - margin_mm).reshape(-1, 1, 2).astype(np.float64)
+    return cv2.perspectiveTransform(mm, H).reshape(-1, 2).astype(np.float32)
 
 
 def plausible(quad: Quad) -> bool:
@@ -717,13 +728,12 @@ def _damped_homography(quad: Quad) -> np.ndarray:
     PERSPECTIVE_KEEP of the perspective its four corners alone imply (about the card's
     centre); the rest of the mapping fitted to the corners by least squares."""
     w_mm, h_mm = CARD_MM
-    corners_mm = np.float32([(0, 0), (w_mm, 0), (w_mm, h_mm), (0, h_mm)])
     # about the centre: mm relative to it
     T = np.array([[1.0, 0, -w_mm / 2], [0, 1.0, -h_mm / 2], [0, 0, 1]])
-    Hc = cv2.getPerspectiveTransform(corners_mm, quad).astype(np.float64) @ np.linalg.inv(T)
+    Hc = cv2.getPerspectiveTransform(CARD_CORNERS_MM, quad).astype(np.float64) @ np.linalg.inv(T)
     Hc /= Hc[2, 2]
     g = Hc[2, :2] * PERSPECTIVE_KEEP
-    rel = corners_mm.astype(np.float64) - (w_mm / 2, h_mm / 2)
+    rel = CARD_CORNERS_MM.astype(np.float64) - (w_mm / 2, h_mm / 2)
     # x' (g.x + 1) = A (x, 1): linear in A
     X = np.hstack([rel, np.ones((4, 1))])
     A = np.linalg.lstsq(X, quad.astype(np.float64) * (rel @ g + 1)[:, None], rcond=None)[0].T
@@ -794,8 +804,7 @@ def refine_quad(frame: np.ndarray, quad: Quad, template: np.ndarray, px_per_mm: 
     if not blurred:
         template = refine_blur(template, r)
     w_mm, h_mm = CARD_MM
-    card_mm = np.float32([(0, 0), (w_mm, 0), (w_mm, h_mm), (0, h_mm)])
-    H = cv2.getPerspectiveTransform(card_mm, np.asarray(quad, np.float32))
+    H = cv2.getPerspectiveTransform(CARD_CORNERS_MM, np.asarray(quad, np.float32))
     size = (round((w_mm + 2 * m) * r), round((h_mm + 2 * m) * r))
     P = np.array([[1 / r, 0, -m], [0, 1 / r, -m], [0, 0, 1]])
 
@@ -817,6 +826,6 @@ def refine_quad(frame: np.ndarray, quad: Quad, template: np.ndarray, px_per_mm: 
             if cand[0] > best[0]:
                 best = cand
     score, (x, y), _, _, R = best
-    local = card_mm + np.float32([x / r - m, y / r - m])
+    local = CARD_CORNERS_MM + np.float32([x / r - m, y / r - m])
     pts = cv2.perspectiveTransform(local.reshape(-1, 1, 2).astype(np.float64), H @ R)
     return pts.reshape(4, 2).astype(np.float32), float(score)

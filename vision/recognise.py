@@ -430,15 +430,15 @@ class Recogniser:
         card = self._rectified(frame, quad, PAIR_PX_PER_MM, self.pair_judge.pad, keep_glare=True)
         blank = glare(card, PAIR_PX_PER_MM)
         verdict = self.pair_judge.judge(without_glare(card, blank), alike, hidden=blank)
-        clear = ident.score >= JUDGED_SCORE and ident.quarters >= SURE_QUARTERS
+        whole = ident.quarters >= SURE_QUARTERS
         if verdict is None:
-            if (ident.card_id != "unknown" and clear and ident.score >= SURE_SCORE
+            if (ident.card_id != "unknown" and whole and ident.score >= SURE_SCORE
                     and ident.margin >= UNJUDGED_MARGIN):
                 # the finer picture cannot tell (a small card: the numeral blurs away),
                 # and the whole face named it clearly
                 return ident
             return replace(ident, card_id="unknown", confidence=0.0)
-        if ident.card_id == "unknown" and not clear:
+        if ident.card_id == "unknown" and not (whole and ident.score >= JUDGED_SCORE):
             # not a whole, clear face (perhaps a half-seen older card beneath the top
             # one): the judge may not make it a card
             return ident
