@@ -273,3 +273,49 @@ def test_the_card_the_rules_expect_read_well_and_whole_needs_one_read() -> None:
     assert plays == [("south", "moon-purgatory")]
     not_expected, _ = reads("east")
     assert not_expected == expected + 1
+
+
+def test_the_arm_leaving_beyond_a_cards_reach_does_not_restart_the_wait(monkeypatch) -> None:
+    # tracker.CARD_BAND_MM: in seed 36's first play (north's sun-novice) the arm, once the
+    # card is clear, moves a look more in the zone's outer part only, beyond where a card
+    # laid at the side reaches. That look counts as quiet: the side is read fewer than
+    # SETTLE_FRAMES looks after the zone last moved, and never at a look something moved
+    # in it. Counting all of the zone's motion (a band as deep as the zone), the same
+    # card is given out a look later.
+    from vision import tracker as T
+    from vision.locate import ZONE_DEPTH_MM
+    from vision.sim_decks import taught_deck
+
+    truth_movie = HandMovie(36, 0, SIZE, 10.0, hands=1, render=False)
+    for _ in truth_movie.frames():
+        pass
+    play = next(e for e in truth_movie.events if e["type"] == "play")
+    seat, clear = play["seat"], play["clear_frame"]
+    frames = []
+    for frame in HandMovie(36, 0, SIZE, 10.0, hands=1).frames():
+        frames.append(frame)
+        if frame.index >= clear + 6:
+            break
+
+    def watch(band_mm: float) -> tuple[list, list]:
+        monkeypatch.setattr(T, "CARD_BAND_MM", band_mm)
+        tracker = T.TableTracker(taught_deck(0))
+        out: list = []
+        looks = []  # (frame, nothing moved in the seat's zone, the side was read)
+        for frame in frames:
+            before = tracker.readings.get(seat)
+            tracker.feed(frame.index, frame.image, lambda: T.Expectation(None), out.append)
+            looks.append((frame.index, tracker.zones[seat].still,
+                          tracker.readings.get(seat) is not before))
+        return [(o.frame, o.seat, o.card) for o in out if o.kind == "play"], looks
+
+    plays, looks = watch(T.CARD_BAND_MM)
+    assert [(s, c) for _, s, c in plays] == [(seat, play["card"])]
+    given = plays[0][0]
+    moved = [f for f, still, _ in looks if not still and clear <= f <= given]
+    assert moved and given - moved[-1] < T.SETTLE_FRAMES
+    assert all(still for _, still, read in looks if read)
+    whole, whole_looks = watch(ZONE_DEPTH_MM)
+    assert [(s, c) for _, s, c in whole] == [(seat, play["card"])]
+    assert whole[0][0] > given
+    assert all(still for _, still, read in whole_looks if read)

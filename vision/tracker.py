@@ -5,7 +5,10 @@ neighbour shrink, ~0.15 ms at 1280x720), its difference to the previous thumbnai
 and per side zone the share of changed pixels. A side is read by the
 recogniser only when something changed there and the zone has been quiet for
 :data:`SETTLE_FRAMES` frames — so the hand that laid the card has left, and an
-arm over the table suspends judgement wherever it moves.
+arm over the table suspends judgement wherever it moves. Motion only in the zone's
+outer part, beyond where a card laid at the side reaches (:data:`CARD_BAND_MM`), is
+the arm coming or going: the side is not read while it moves, but it does not
+restart the wait.
 
 A read that shows the card already on top (nudged, straightened, briefly
 covered) is no event; an empty side (a trick swept away) is no event; a card
@@ -56,7 +59,8 @@ import cv2
 import numpy as np
 
 from companion.cards import SEATS, Seat
-from vision.locate import zone_outline
+from vision.locate import ZONE_DEPTH_MM, ZONE_HALF_WIDTH_MM, zone_homography, zone_outline
+from vision.profile import CARD_MM
 
 #: Looks at the table per second (see the module doc); the "frames" of the constants
 #: below are looks (at 10 looks a second, SETTLE_FRAMES is 0.3 s).
@@ -68,8 +72,21 @@ LOOK_DUE_SHARE = 0.8
 THUMB_TARGET_WIDTH = 320
 #: Grey-level change (after a light blur) that counts as motion at a thumbnail pixel.
 MOTION_LEVEL = 22
-#: Share of a zone's thumbnail pixels that must change for the zone to count as busy.
+#: Share of a zone's thumbnail pixels (and of its card band's, CARD_BAND_MM) that must
+#: change for the zone to count as busy.
 BUSY_FRACTION = 0.006
+#: How far out from the Twilight card's edge (mm) motion in a zone counts as busy: a card
+#: laid at the side lies within LAY_GAP_MM of that edge (the simulator's gaps: 2-14 mm)
+#: and, turned any way, reaches at most its diagonal (108 mm) beyond that. The zone
+#: reaches further, and the arm that laid a card leaves through that outer part a look
+#: or two after its hand has left the card (bench hand 200001's north: 0.64% of the
+#: zone moving, all of it 140 mm out, three looks after the card was clear). Motion
+#: there only keeps the side dirty, but counts as a quiet look: it does not start the
+#: wait to settle anew. A hand resting on the card it laid still makes the side wait:
+#: lifting it off moves the card's band. A side is read only at a look with no motion
+#: anywhere in its zone.
+LAY_GAP_MM = 15.0
+CARD_BAND_MM = float(np.hypot(*CARD_MM)) + LAY_GAP_MM
 #: Mean grey-level difference to the zone's look at its last read that makes it worth
 #: a new read even without frame-to-frame motion (slow changes, light drift).
 REFERENCE_LEVEL = 10.0
@@ -205,6 +222,15 @@ def _doubts(reading: Any, votes: Mapping[str | None, int]) -> bool:
     return any(card in pair for card in votes if card is not None)
 
 
+def _band_outline(pose: Any, side: int) -> np.ndarray:
+    """The part of a side's zone within CARD_BAND_MM of the Twilight card: its outline in
+    frame px (4x2), as :func:`vision.locate.zone_outline` gives the whole zone's."""
+    H = zone_homography(pose, side, 1.0)
+    w, top = 2 * ZONE_HALF_WIDTH_MM, ZONE_DEPTH_MM - min(CARD_BAND_MM, ZONE_DEPTH_MM)
+    pts = np.float32([(0, top), (w, top), (w, ZONE_DEPTH_MM), (0, ZONE_DEPTH_MM)])
+    return cv2.perspectiveTransform(pts.reshape(-1, 1, 2), H).reshape(4, 2)
+
+
 class Pace:
     """Which frames of a source the tracker looks at (LOOK_FPS a second): of a
     recording at a known rate *fps*, every ``round(fps / LOOK_FPS)``-th; of a live
@@ -290,6 +316,8 @@ class _Region:
 class _Zone:
     seat: str
     region: _Region | None = None  # in thumbnail px
+    band: _Region | None = None  # its part within CARD_BAND_MM of the Twilight card
+    still: bool = False  # nothing moved anywhere in the zone at this look
     fine: _Region | None = None  # the same in frame px
     top: str | None = None  # the card believed uppermost here
     dirty: bool = True
@@ -371,8 +399,10 @@ class TableTracker:
         self.pose = pose
         s = float(self.stride)
         for seat, zone in self.zones.items():
-            outline = zone_outline(pose, pose.seat_side(Seat.parse(seat)))
+            side = pose.seat_side(Seat.parse(seat))
+            outline = zone_outline(pose, side)
             zone.region = _Region(outline / s, shape)
+            zone.band = _Region(_band_outline(pose, side) / s, shape)
             zone.fine = _Region(outline, frame_shape)
             zone.dirty = True
             # crops of the old zones
@@ -410,7 +440,8 @@ class TableTracker:
                 if kept is None:
                     kept = frame.copy()  # a camera may reuse its frame buffer
                 zone.early = kept
-            if zone.dirty and zone.quiet >= SETTLE_FRAMES and self.looks >= zone.next_read:
+            if (zone.dirty and zone.quiet >= SETTLE_FRAMES and zone.still
+                    and self.looks >= zone.next_read):
                 early, zone.early = zone.early, None
                 look = self._known_look(zone, frame)
                 if look is not None:
@@ -454,9 +485,18 @@ class TableTracker:
             emit(Observation("setup", self.frame_no, moon_seats=moon))  # type: ignore[arg-type]
 
     def _watch_zone(self, zone: _Zone, thumb: np.ndarray, moving: np.ndarray | None) -> None:
-        region = zone.region
-        assert region is not None
+        region, band = zone.region, zone.band
+        assert region is not None and band is not None
         busy = moving is not None and region.share(moving) > BUSY_FRACTION
+        zone.still = not busy
+        if busy and moving is not None and band.share(moving) <= BUSY_FRACTION:
+            # only beyond where a card laid here reaches: the arm coming or going (see
+            # CARD_BAND_MM); what lies here may change, but this look counts as quiet
+            if not zone.moved:
+                zone.before = zone.reference
+            zone.dirty = zone.moved = zone.stirred = True
+            zone.quiet += 1
+            return
         if busy:
             if not zone.moved:
                 zone.before = zone.reference  # the side's look before this motion
