@@ -164,6 +164,7 @@ SOFT_GLARE_SATURATED = 245
 SOFT_GLARE_AMPLITUDE_STEPS = (32, 16, 8, 4)
 SOFT_GLARE_MAX_AMPLITUDE = 256
 SOFT_GLARE_CENTRE_STEPS_MM = (2.0, 1.0)
+SOFT_GLARE_ROUNDS = 4
 MIN_SOFT_GLARE = 40.0
 #: ... and only where the first read found a pose this like a generic face (a card
 #: may lie there): an empty side reaches 0.29 typically and this one time in ten, so
@@ -729,21 +730,26 @@ class _SpotFit:
         return self.cost(self.spot(cx, cy, sigma), 0.0) - cost, amplitude, sigma
 
     def refine(self, cx: float, cy: float, sigma: float) -> tuple[float, float, float, float]:
-        """The spot (x, y px, sigma mm, amplitude) from the best centred at (cx, cy): its
-        centre moved on SOFT_GLARE_CENTRE_STEPS_MM, then its width and amplitude again."""
-        cost, amplitude, _ = self.width(cx, cy, (sigma,))
-        for step_mm in SOFT_GLARE_CENTRE_STEPS_MM:
-            step = step_mm * self.r
-            best = (cost, cx, cy)
-            for dx in (-2, -1, 0, 1, 2):
-                for dy in (-2, -1, 0, 1, 2):
-                    if dx or dy:
-                        x, y = cx + dx * step, cy + dy * step
-                        best = min(best, (self.cost(self.spot(x, y, sigma), amplitude), x, y))
-            cost, cx, cy = best
+        """The spot (x, y px, sigma mm, amplitude) from the best centred at (cx, cy): in up
+        to SOFT_GLARE_ROUNDS rounds, its centre moved on SOFT_GLARE_CENTRE_STEPS_MM, then
+        its width (to the next sigmas) and amplitude fitted again, until neither moves."""
         sigmas = SOFT_GLARE_SIGMAS_MM
-        i = sigmas.index(sigma)
-        _, amplitude, sigma = self.width(cx, cy, sigmas[max(0, i - 1):i + 2])
+        cost, amplitude, _ = self.width(cx, cy, (sigma,))
+        for _ in range(SOFT_GLARE_ROUNDS):
+            start = (cx, cy, sigma)
+            for step_mm in SOFT_GLARE_CENTRE_STEPS_MM:
+                step = step_mm * self.r
+                best = (cost, cx, cy)
+                for dx in (-2, -1, 0, 1, 2):
+                    for dy in (-2, -1, 0, 1, 2):
+                        if dx or dy:
+                            x, y = cx + dx * step, cy + dy * step
+                            best = min(best, (self.cost(self.spot(x, y, sigma), amplitude), x, y))
+                cost, cx, cy = best
+            i = sigmas.index(sigma)
+            cost, amplitude, sigma = self.width(cx, cy, sigmas[max(0, i - 1):i + 2])
+            if (cx, cy, sigma) == start:
+                break
         return cx, cy, sigma, float(amplitude)
 
 
