@@ -150,13 +150,14 @@ GLARE_MAX_SHARE = 0.5
 #: percentiles were set on the tuning scenes: the 15th keeps sensor noise from the
 #: envelope, the 20th is the table or the card's dark ground.
 SOFT_GLARE_PX_PER_MM = 1.0
-SOFT_GLARE_FIND_MM = 3.0
+SOFT_GLARE_FIND_MM = (3.0, 8.0)
 SOFT_GLARE_SIGMAS_MM = (3.0, 4.0, 5.0, 6.5, 8.0, 10.0, 12.5, 15.0)
 SOFT_GLARE_CORE = 0.5
 SOFT_GLARE_ENVELOPE_PERCENT = 15
 SOFT_GLARE_FLOOR_PERCENT = 20
 SOFT_GLARE_STARTS = 3
 SOFT_GLARE_STARTS_APART_MM = 10.0
+SOFT_GLARE_REFINED = 2
 SOFT_GLARE_BIN = 4
 SOFT_GLARE_SAMPLE_STEP = 2
 SOFT_GLARE_REACH = 3.0
@@ -299,14 +300,21 @@ class Recogniser:
 
     def _read_without_glare(self, frame: np.ndarray, seat: Seat, H: np.ndarray,
                             hypotheses: list) -> SideReading | None:
-        """The side read again with its soft glare spot taken off (see MIN_SOFT_GLARE):
-        the reading when that names a card, else None. When the spot does not move
-        the best pose found, only that pose is read again, and only when the spot lies
-        on it (the other poses were read already, and a spot off the card changes
-        neither where nor what it is)."""
-        spot = self._soft_glare(frame, H)
-        if spot is None:
-            return None
+        """The side read again with its soft glare spot taken off (see MIN_SOFT_GLARE),
+        as fitted and as first guessed: the reading that names a card, the fitted
+        spot's first, else None; and None when the two name different cards."""
+        named = [reading for reading in (
+            self._read_without_spot(frame, seat, H, hypotheses, spot)
+            for spot in self._soft_glare(frame, H)) if reading is not None]
+        return _agreed(named)
+
+    def _read_without_spot(self, frame: np.ndarray, seat: Seat, H: np.ndarray,
+                           hypotheses: list, spot: tuple[float, float, float, float]
+                           ) -> SideReading | None:
+        """The side read again with *spot* taken off: the reading when that names a
+        card, else None. When the spot does not move the best pose found, only that
+        pose is read again, and only when the spot lies on it (the other poses were
+        read already, and a spot off the card changes neither where nor what it is)."""
         clear = without_soft_glare(frame, spot)
         again = self._find(clear, H)
         if again and again[0][2] == hypotheses[0][2] and float(np.abs(
@@ -319,27 +327,29 @@ class Recogniser:
         return reading if reading.card_id not in (None, "unknown") else None
 
     def _soft_glare(self, frame: np.ndarray, H: np.ndarray
-                    ) -> tuple[float, float, float, float] | None:
-        """:func:`soft_glare`, its time counted with the zone's."""
+                    ) -> list[tuple[float, float, float, float]]:
+        """:func:`soft_glare_spots`, its time counted with the zone's."""
         t0 = time.perf_counter()
-        spot = soft_glare(frame, H)
+        spots = soft_glare_spots(frame, H)
         self._add_ms("zone_ms", time.perf_counter() - t0)
-        return spot
+        return spots
 
     def _doubt_glare(self, frame: np.ndarray, seat: Seat, H: np.ndarray,
                      reading: SideReading) -> SideReading:
         """A faintly named card with a soft glare spot on it, read again without the
-        spot: the card named then (what the spot hid may have made it look like
-        another card), else the reading as it was (a spot that saturates is left
-        out of matching already, and taking off its fading edge may spoil the rest)."""
-        spot = self._soft_glare(frame, H)
-        if spot is None:
-            return reading
-        if _off_card(spot, reading.quad):
-            return reading
-        clear = without_soft_glare(frame, spot)
-        again = self._read_found(_locate.warp_source(clear), seat, H, self._find(clear, H))
-        return again if again.card_id not in (None, "unknown") else reading
+        spot (as fitted and as first guessed): the card named then (what the spot hid
+        may have made it look like another card), else, or when the two name different
+        cards, the reading as it was (a spot that saturates is left out of matching
+        already, and taking off its fading edge may spoil the rest)."""
+        named = []
+        for spot in self._soft_glare(frame, H):
+            if _off_card(spot, reading.quad):
+                continue
+            clear = without_soft_glare(frame, spot)
+            again = self._read_found(_locate.warp_source(clear), seat, H, self._find(clear, H))
+            if again.card_id not in (None, "unknown"):
+                named.append(again)
+        return _agreed(named) or reading
 
     def _zone_image(self, frame: np.ndarray, H: np.ndarray) -> np.ndarray:
         """The side zone rectified at ZONE_PX_PER_MM (*H*: zone px -> frame px). The
@@ -587,6 +597,16 @@ def _zone_in_frame(frame: np.ndarray, H: np.ndarray, margin: int = 0
     return corners, (int(x0), int(y0), int(x1), int(y1))
 
 
+def _agreed(named: list[SideReading]) -> SideReading | None:
+    """The first of the readings of one side, each with another soft spot taken off,
+    when they all name one card (else None): a spot taken off wrong can make one card
+    look like another (on tuning scenes, a moon-adept a moon-priest and a purgatory a
+    temple, where the other spot named them right)."""
+    if not named or any(r.card_id != named[0].card_id for r in named):
+        return None
+    return named[0]
+
+
 def _off_card(spot: tuple[float, float, float, float], quad: np.ndarray) -> bool:
     """Whether a soft glare *spot* (:func:`soft_glare`) lies off the card inside *quad*
     (its centre more than a sigma outside)."""
@@ -594,55 +614,68 @@ def _off_card(spot: tuple[float, float, float, float], quad: np.ndarray) -> bool
     return cv2.pointPolygonTest(np.asarray(quad, np.float32), (x, y), True) < -sigma
 
 
-def soft_glare(frame: np.ndarray, H: np.ndarray) -> tuple[float, float, float, float] | None:
-    """The soft glare spot over the zone of homography *H* (zone px -> frame px), as
-    (x, y, sigma, amplitude) in frame px and grey levels, or None when none stands out
-    (see MIN_SOFT_GLARE)."""
+def soft_glare_spots(frame: np.ndarray, H: np.ndarray) -> list[tuple[float, float, float, float]]:
+    """The soft glare spot over the zone of homography *H* (zone px -> frame px) as
+    fitted, then as first guessed (see the constants), each as (x, y, sigma, amplitude)
+    in frame px and grey levels and only when it reaches MIN_SOFT_GLARE: none when
+    nothing stands out. The fit is nearer the truth on most cards, yet the guess, wider
+    and stronger, reads some glared white cards better (the fit left a glared
+    sun-high-priest unknown on most frames of a recorded hand, the guess named it)."""
     w, _ = _locate.zone_size(ZONE_PX_PER_MM)
     corners, (x0, y0, x1, y1) = _zone_in_frame(frame, H)
     px_per_mm = float(np.linalg.norm(corners[1] - corners[0])) / w * ZONE_PX_PER_MM
     k = max(1, int(px_per_mm / SOFT_GLARE_PX_PER_MM))  # whole factors: the fast area shrink
     if (x1 - x0) // k < 8 or (y1 - y0) // k < 8:
-        return None
+        return []
     small = cv2.resize(frame[y0:y1, x0:x1], ((x1 - x0) // k, (y1 - y0) // k),
                        interpolation=cv2.INTER_AREA)
     r = px_per_mm / k  # small px per mm
     blue, green, red = cv2.split(small)
     dark = cv2.min(cv2.min(blue, green), red)  # white light lifts every channel
     floor = percentile_u8(dark, SOFT_GLARE_FLOOR_PERCENT)
-    best: tuple[float, _SpotFit, tuple[float, float, float]] | None = None
+    starts, guess = [], None
     for cx, cy in _bright_places(dark, r):
         least = _least_spot(dark, floor, r, cx, cy)
         if least is None:
             continue
-        fit = _SpotFit(small, r, (cx, cy), least[1])
-        gain, amplitude, sigma = fit.first(cx, cy)
-        if best is None or gain > best[0]:
-            best = (gain, fit, (cx, cy, sigma))
-    if best is None:
-        return None
-    cx, cy, sigma, amplitude = best[1].refine(*best[2])
-    if amplitude < MIN_SOFT_GLARE:
-        return None
-    return ((cx + 0.5) * k - 0.5 + x0, (cy + 0.5) * k - 0.5 + y0, sigma * px_per_mm, amplitude)
+        if guess is None:
+            guess = (cx, cy, *least)
+        fit = _SpotFit(small, r, (cx, cy))
+        gain, sigma = fit.first(cx, cy)
+        starts.append((gain, fit, (cx, cy, sigma)))
+    starts.sort(key=lambda start: -start[0])
+    fits = [fit.refine(*place) for _, fit, place in starts[:SOFT_GLARE_REFINED]]
+    spots = [max(fits)[1:]] if fits else []  # the most gain: (x, y, sigma, amplitude)
+    if guess is not None:
+        spots.append(guess)
+
+    def in_frame(cx: float, cy: float, sigma: float, amplitude: float
+                 ) -> tuple[float, float, float, float]:
+        return ((cx + 0.5) * k - 0.5 + x0, (cy + 0.5) * k - 0.5 + y0, sigma * px_per_mm,
+                float(amplitude))
+
+    return [in_frame(*spot) for spot in spots if spot[3] >= MIN_SOFT_GLARE]
 
 
 def _bright_places(dark: np.ndarray, r: float) -> list[tuple[int, int]]:
     """Where a soft spot may be centred in *dark* (the darkest channel at *r* px per mm):
-    the SOFT_GLARE_STARTS brightest peaks of it smoothed over SOFT_GLARE_FIND_MM, at least
-    SOFT_GLARE_STARTS_APART_MM apart, brightest first."""
-    smooth = cv2.GaussianBlur(dark.astype(np.float32), (0, 0), SOFT_GLARE_FIND_MM * r)
-    size = 2 * int(SOFT_GLARE_STARTS_APART_MM * r / 2) + 1
-    peaks = smooth >= cv2.dilate(smooth, cv2.getStructuringElement(cv2.MORPH_RECT, (size, size)))
-    ys, xs = np.nonzero(peaks)
-    order = np.argsort(-smooth[ys, xs], kind="stable")
+    at each scale of SOFT_GLARE_FIND_MM, the SOFT_GLARE_STARTS brightest peaks of it
+    smoothed that much, at least SOFT_GLARE_STARTS_APART_MM apart."""
     places: list[tuple[int, int]] = []
-    for i in order:
-        x, y = int(xs[i]), int(ys[i])
-        if all(np.hypot(x - px, y - py) >= SOFT_GLARE_STARTS_APART_MM * r for px, py in places):
-            places.append((x, y))
-            if len(places) == SOFT_GLARE_STARTS:
-                break
+    size = 2 * int(SOFT_GLARE_STARTS_APART_MM * r / 2) + 1
+    kernel = cv2.getStructuringElement(cv2.MORPH_RECT, (size, size))
+    for scale in SOFT_GLARE_FIND_MM:
+        smooth = cv2.GaussianBlur(dark.astype(np.float32), (0, 0), scale * r)
+        ys, xs = np.nonzero(smooth >= cv2.dilate(smooth, kernel))
+        found = 0
+        for i in np.argsort(-smooth[ys, xs], kind="stable"):
+            x, y = int(xs[i]), int(ys[i])
+            if all(np.hypot(x - px, y - py) >= SOFT_GLARE_STARTS_APART_MM * r
+                   for px, py in places):
+                places.append((x, y))
+                found += 1
+                if found == SOFT_GLARE_STARTS:
+                    break
     return places
 
 
@@ -673,9 +706,8 @@ class _SpotFit:
     SOFT_GLARE_REACH widest sigmas of *centre*, the least amplitude the spot can have
     there, and the search over the spot's shape."""
 
-    def __init__(self, small: np.ndarray, r: float, centre: tuple[int, int],
-                 least: float) -> None:
-        self.r, self.least = r, float(least)
+    def __init__(self, small: np.ndarray, r: float, centre: tuple[int, int]) -> None:
+        self.r = r
         reach = int(SOFT_GLARE_REACH * max(SOFT_GLARE_SIGMAS_MM) * r)
         h, w = small.shape[:2]
         cx, cy = centre
@@ -689,6 +721,7 @@ class _SpotFit:
         # offset so that an over-strong spot's negative values keep their own bins
         self.channels = [pixels[seen, c].astype(np.float32) + np.float32(256) for c in range(3)]
         self.bins = 512 // SOFT_GLARE_BIN + 1
+        self.plain = self.cost(np.zeros_like(self.xs), 0.0)  # the picture as it is
 
     def spot(self, cx: float, cy: float, sigma: float) -> np.ndarray:
         """The unit spot at the sampled pixels (sigma in mm)."""
@@ -707,14 +740,13 @@ class _SpotFit:
         return total
 
     def amplitude(self, spot: np.ndarray) -> tuple[float, float]:
-        """(cost, amplitude) of the best amplitude for *spot* from the least it can be
-        up: coarse, then halving steps."""
-        coarse, least = SOFT_GLARE_AMPLITUDE_STEPS[0], self.least
+        """(cost, amplitude) of the best amplitude for *spot*: coarse, then halving steps."""
+        coarse = SOFT_GLARE_AMPLITUDE_STEPS[0]
         best = min((self.cost(spot, a), float(a))
-                   for a in np.arange(least, SOFT_GLARE_MAX_AMPLITUDE + 1, coarse))
+                   for a in range(0, SOFT_GLARE_MAX_AMPLITUDE + 1, coarse))
         for step in SOFT_GLARE_AMPLITUDE_STEPS[1:]:
             for a in (best[1] - step, best[1] + step):
-                if least <= a <= SOFT_GLARE_MAX_AMPLITUDE:
+                if 0 <= a <= SOFT_GLARE_MAX_AMPLITUDE:
                     best = min(best, (self.cost(spot, a), a))
         return best
 
@@ -723,14 +755,15 @@ class _SpotFit:
         """(cost, amplitude, sigma) of the best of *sigmas* at (cx, cy)."""
         return min(self.amplitude(self.spot(cx, cy, s)) + (s,) for s in sigmas)
 
-    def first(self, cx: float, cy: float) -> tuple[float, float, float]:
-        """The best spot centred at (cx, cy): (how much less its removal leaves than the
-        picture as it is, amplitude, sigma)."""
-        cost, amplitude, sigma = self.width(cx, cy, SOFT_GLARE_SIGMAS_MM)
-        return self.cost(self.spot(cx, cy, sigma), 0.0) - cost, amplitude, sigma
+    def first(self, cx: float, cy: float) -> tuple[float, float]:
+        """The best spot centred at (cx, cy): (its gain, how much less its removal leaves
+        than the picture as it is; its sigma)."""
+        cost, _, sigma = self.width(cx, cy, SOFT_GLARE_SIGMAS_MM)
+        return self.plain - cost, sigma
 
-    def refine(self, cx: float, cy: float, sigma: float) -> tuple[float, float, float, float]:
-        """The spot (x, y px, sigma mm, amplitude) from the best centred at (cx, cy): in up
+    def refine(self, cx: float, cy: float, sigma: float
+               ) -> tuple[float, float, float, float, float]:
+        """The spot (gain, x, y px, sigma mm, amplitude) from the best centred at (cx, cy): in up
         to SOFT_GLARE_ROUNDS rounds, its centre moved on SOFT_GLARE_CENTRE_STEPS_MM, then
         its width (to the next sigmas) and amplitude fitted again, until neither moves."""
         sigmas = SOFT_GLARE_SIGMAS_MM
@@ -750,7 +783,7 @@ class _SpotFit:
             cost, amplitude, sigma = self.width(cx, cy, sigmas[max(0, i - 1):i + 2])
             if (cx, cy, sigma) == start:
                 break
-        return cx, cy, sigma, float(amplitude)
+        return self.plain - cost, cx, cy, sigma, float(amplitude)
 
 
 def without_soft_glare(frame: np.ndarray, spot: tuple[float, float, float, float]) -> np.ndarray:
