@@ -121,29 +121,35 @@ GLARE_RING_MM = 4.0
 GLARE_MAX_SHARE = 0.5
 #: Soft glare: on a dark card a lamp's reflection adds a soft white spot that saturates
 #: nowhere, yet outshines the card's own print (the card is then placed off, or named
-#: wrong). When a side reads no card, the soft spot in its zone is found and taken off
-#: all channels, and the side read again (a named card then counts). The spot is found
-#: at SOFT_GLARE_PX_PER_MM in two steps:
+#: wrong). When a side reads no card, the soft spot in its zone is found, taken off all
+#: channels, and the side read again (a named card then counts). The spot is found at
+#: SOFT_GLARE_PX_PER_MM (:func:`soft_glare_spots`):
 #:
-#: * a first guess: the brightest place in the zone's darkest channel (smoothed over
-#:   SOFT_GLARE_FIND_MM), fitted as a round Gaussian of one of SOFT_GLARE_SIGMAS_MM: the
-#:   least it can be is where the dark parts under it (the SOFT_GLARE_ENVELOPE_PERCENT
+#: * where it may be: at each smoothing of SOFT_GLARE_FIND_MM, the SOFT_GLARE_STARTS
+#:   brightest peaks of the zone's darkest channel, SOFT_GLARE_STARTS_APART_MM apart (the
+#:   finer finds a spot on a dark card, the coarser the middle of one that saturates a
+#:   white card, where the finer peaks anywhere on the plateau);
+#: * a first guess at the brightest: a round Gaussian of one of SOFT_GLARE_SIGMAS_MM
+#:   whose amplitude is where the dark parts under it (the SOFT_GLARE_ENVELOPE_PERCENT
 #:   darkest within its core, where it reaches SOFT_GLARE_CORE of its peak) rise above
 #:   the zone's floor (its SOFT_GLARE_FLOOR_PERCENT darkest level); the width explaining
-#:   the most light wins. Coloured ink is dark in some channel under any spot, so this
-#:   finds where and how wide, but about half the height;
-#: * the spot itself: the one whose removal leaves the picture around it made of the
-#:   fewest colours, the sum of its three channels' histogram entropies (bins of
-#:   SOFT_GLARE_BIN grey levels, every SOFT_GLARE_SAMPLE_STEP-th pixel within
-#:   SOFT_GLARE_REACH sigmas of the widest spot, saturated pixels left out). A card is
-#:   printed in a few flat colours and a table in a narrow range; a spot smears each
-#:   colour along its slope, and a wrong spot (too strong, too weak, off centre, too
-#:   wide) leaves a ring or a dent that smears them again. The amplitude is searched on
-#:   SOFT_GLARE_AMPLITUDE_STEPS (coarse, then halving), the width on the sigmas, the
-#:   centre around the first guess on SOFT_GLARE_CENTRE_STEPS_MM (two steps each way),
-#:   then the width and amplitude once more. On simulator scenes (seeds 100000+, 800000+,
-#:   900000+) this put the centre within 1.2 mm and the height within 5% in the median,
-#:   where the first guess alone was 2.4 mm and 31% low.
+#:   the most light wins. Coloured ink is dark in some channel under any spot, so on a
+#:   dark card this is about half the height, while on a white card, far above the
+#:   floor, it is too high. A place where it is below MIN_SOFT_GLARE has no spot;
+#: * the fit: the spot whose removal leaves the picture around it made of the fewest
+#:   colours, the sum of its three channels' histogram entropies (bins of SOFT_GLARE_BIN
+#:   grey levels, a pixel every SOFT_GLARE_SAMPLE_MM within SOFT_GLARE_REACH widest
+#:   sigmas of the place, saturated pixels left out). A card is printed in a few flat
+#:   colours and a table in a narrow range; a spot smears each colour along its slope,
+#:   and a wrong spot (too strong, too weak, off centre, too wide) leaves a ring or a
+#:   dent that smears them again. At each place the width is searched on the sigmas with
+#:   the amplitude on SOFT_GLARE_AMPLITUDE_STEPS' coarse step; the SOFT_GLARE_REFINED
+#:   places whose spot gains most are refined: in up to SOFT_GLARE_ROUNDS rounds the
+#:   centre moves to the best of its eight neighbours SOFT_GLARE_CENTRE_STEPS_MM away,
+#:   then the width (to the next sigmas) and the amplitude (coarse, then halving) are
+#:   fitted again. The refined spot that gains most is the fit. On simulator scenes
+#:   (seeds 100000+, 800000+, 900000+) the fit's centre was 1.2 mm off and its height 5%
+#:   low in the median, where the first guess alone was 2.4 mm off and 31% low.
 #:
 #: A spot of at least MIN_SOFT_GLARE grey levels is taken off. Sigmas span the
 #: reflections of a lamp seen on a card (a few mm to a card's half-width); the
@@ -159,7 +165,7 @@ SOFT_GLARE_STARTS = 3
 SOFT_GLARE_STARTS_APART_MM = 10.0
 SOFT_GLARE_REFINED = 2
 SOFT_GLARE_BIN = 4
-SOFT_GLARE_SAMPLE_STEP = 2
+SOFT_GLARE_SAMPLE_MM = 2.0
 SOFT_GLARE_REACH = 3.0
 SOFT_GLARE_SATURATED = 245
 SOFT_GLARE_AMPLITUDE_STEPS = (32, 16, 8, 4)
@@ -703,16 +709,16 @@ def _least_spot(dark: np.ndarray, floor: float, r: float, cx: int, cy: int
 class _SpotFit:
     """The soft spot near a bright place whose removal leaves the fewest colours (see
     the constants): the sampled pixels of *small* (BGR at *r* px per mm) within
-    SOFT_GLARE_REACH widest sigmas of *centre*, the least amplitude the spot can have
-    there, and the search over the spot's shape."""
+    SOFT_GLARE_REACH widest sigmas of *centre*, and the search over the spot's shape."""
 
     def __init__(self, small: np.ndarray, r: float, centre: tuple[int, int]) -> None:
         self.r = r
         reach = int(SOFT_GLARE_REACH * max(SOFT_GLARE_SIGMAS_MM) * r)
         h, w = small.shape[:2]
         cx, cy = centre
-        rows = slice(max(0, cy - reach), min(h, cy + reach + 1), SOFT_GLARE_SAMPLE_STEP)
-        cols = slice(max(0, cx - reach), min(w, cx + reach + 1), SOFT_GLARE_SAMPLE_STEP)
+        step = max(1, round(SOFT_GLARE_SAMPLE_MM * r))
+        rows = slice(max(0, cy - reach), min(h, cy + reach + 1), step)
+        cols = slice(max(0, cx - reach), min(w, cx + reach + 1), step)
         pixels = small[rows, cols].reshape(-1, 3)
         seen = pixels.max(axis=1) < SOFT_GLARE_SATURATED  # a clipped pixel's lift is unknown
         ys, xs = np.mgrid[rows, cols]
@@ -739,26 +745,27 @@ class _SpotFit:
             total -= float((p * np.log(p)).sum())
         return total
 
-    def amplitude(self, spot: np.ndarray) -> tuple[float, float]:
-        """(cost, amplitude) of the best amplitude for *spot*: coarse, then halving steps."""
+    def amplitude(self, spot: np.ndarray, fine: bool = True) -> tuple[float, float]:
+        """(cost, amplitude) of the best amplitude for *spot*: coarse, then (when *fine*)
+        halving steps."""
         coarse = SOFT_GLARE_AMPLITUDE_STEPS[0]
         best = min((self.cost(spot, a), float(a))
                    for a in range(0, SOFT_GLARE_MAX_AMPLITUDE + 1, coarse))
-        for step in SOFT_GLARE_AMPLITUDE_STEPS[1:]:
+        for step in SOFT_GLARE_AMPLITUDE_STEPS[1:] if fine else ():
             for a in (best[1] - step, best[1] + step):
                 if 0 <= a <= SOFT_GLARE_MAX_AMPLITUDE:
                     best = min(best, (self.cost(spot, a), a))
         return best
 
-    def width(self, cx: float, cy: float, sigmas: Sequence[float]
+    def width(self, cx: float, cy: float, sigmas: Sequence[float], fine: bool = True
               ) -> tuple[float, float, float]:
         """(cost, amplitude, sigma) of the best of *sigmas* at (cx, cy)."""
-        return min(self.amplitude(self.spot(cx, cy, s)) + (s,) for s in sigmas)
+        return min(self.amplitude(self.spot(cx, cy, s), fine) + (s,) for s in sigmas)
 
     def first(self, cx: float, cy: float) -> tuple[float, float]:
-        """The best spot centred at (cx, cy): (its gain, how much less its removal leaves
-        than the picture as it is; its sigma)."""
-        cost, _, sigma = self.width(cx, cy, SOFT_GLARE_SIGMAS_MM)
+        """The best spot centred at (cx, cy), its amplitude on the coarse steps only: (its
+        gain, how much less its removal leaves than the picture as it is; its sigma)."""
+        cost, _, sigma = self.width(cx, cy, SOFT_GLARE_SIGMAS_MM, fine=False)
         return self.plain - cost, sigma
 
     def refine(self, cx: float, cy: float, sigma: float
@@ -773,8 +780,8 @@ class _SpotFit:
             for step_mm in SOFT_GLARE_CENTRE_STEPS_MM:
                 step = step_mm * self.r
                 best = (cost, cx, cy)
-                for dx in (-2, -1, 0, 1, 2):
-                    for dy in (-2, -1, 0, 1, 2):
+                for dx in (-1, 0, 1):
+                    for dy in (-1, 0, 1):
                         if dx or dy:
                             x, y = cx + dx * step, cy + dy * step
                             best = min(best, (self.cost(self.spot(x, y, sigma), amplitude), x, y))
