@@ -614,7 +614,7 @@ def _agreed(named: list[SideReading]) -> SideReading | None:
 
 
 def _off_card(spot: tuple[float, float, float, float], quad: np.ndarray) -> bool:
-    """Whether a soft glare *spot* (:func:`soft_glare`) lies off the card inside *quad*
+    """Whether a soft glare *spot* (:func:`soft_glare_spots`) lies off the card inside *quad*
     (its centre more than a sigma outside)."""
     x, y, sigma, _ = spot
     return cv2.pointPolygonTest(np.asarray(quad, np.float32), (x, y), True) < -sigma
@@ -625,8 +625,8 @@ def soft_glare_spots(frame: np.ndarray, H: np.ndarray) -> list[tuple[float, floa
     fitted, then as first guessed (see the constants), each as (x, y, sigma, amplitude)
     in frame px and grey levels and only when it reaches MIN_SOFT_GLARE: none when
     nothing stands out. The fit is nearer the truth on most cards, yet the guess, wider
-    and stronger, reads some glared white cards better (the fit left a glared
-    sun-high-priest unknown on most frames of a recorded hand, the guess named it)."""
+    and stronger, reads some glared white cards better (the fit left bench hand 201010's
+    glared sun-high-priest unknown on most frames, the guess named it)."""
     w, _ = _locate.zone_size(ZONE_PX_PER_MM)
     corners, (x0, y0, x1, y1) = _zone_in_frame(frame, H)
     px_per_mm = float(np.linalg.norm(corners[1] - corners[0])) / w * ZONE_PX_PER_MM
@@ -641,11 +641,11 @@ def soft_glare_spots(frame: np.ndarray, H: np.ndarray) -> list[tuple[float, floa
     floor = percentile_u8(dark, SOFT_GLARE_FLOOR_PERCENT)
     starts, guess = [], None
     for cx, cy in _bright_places(dark, r):
-        least = _least_spot(dark, floor, r, cx, cy)
-        if least is None:
+        first_guess = _guess_spot(dark, floor, r, cx, cy)
+        if first_guess is None:
             continue
-        if guess is None:
-            guess = (cx, cy, *least)
+        if guess is None:  # at the brightest place
+            guess = (cx, cy, *first_guess)
         fit = _SpotFit(small, r, (cx, cy))
         gain, sigma = fit.first(cx, cy)
         starts.append((gain, fit, (cx, cy, sigma)))
@@ -685,9 +685,9 @@ def _bright_places(dark: np.ndarray, r: float) -> list[tuple[int, int]]:
     return places
 
 
-def _least_spot(dark: np.ndarray, floor: float, r: float, cx: int, cy: int
+def _guess_spot(dark: np.ndarray, floor: float, r: float, cx: int, cy: int
                 ) -> tuple[float, float] | None:
-    """The least soft spot centred at (cx, cy) in *dark* can be (see the constants):
+    """The first guess at a soft spot centred at (cx, cy) in *dark* (see the constants):
     (sigma mm, amplitude), or None when that is below MIN_SOFT_GLARE."""
     # the core of the widest spot: where it reaches SOFT_GLARE_CORE of its peak
     reach = int(np.ceil(np.sqrt(-2 * np.log(SOFT_GLARE_CORE)) * max(SOFT_GLARE_SIGMAS_MM) * r))
@@ -770,9 +770,10 @@ class _SpotFit:
 
     def refine(self, cx: float, cy: float, sigma: float
                ) -> tuple[float, float, float, float, float]:
-        """The spot (gain, x, y px, sigma mm, amplitude) from the best centred at (cx, cy): in up
-        to SOFT_GLARE_ROUNDS rounds, its centre moved on SOFT_GLARE_CENTRE_STEPS_MM, then
-        its width (to the next sigmas) and amplitude fitted again, until neither moves."""
+        """The spot (gain, x, y px, sigma mm, amplitude) from the best centred at
+        (cx, cy): in up to SOFT_GLARE_ROUNDS rounds, its centre moved to the best of its
+        eight neighbours on SOFT_GLARE_CENTRE_STEPS_MM, then its width (to the next
+        sigmas) and amplitude fitted again, until neither moves."""
         sigmas = SOFT_GLARE_SIGMAS_MM
         cost, amplitude, _ = self.width(cx, cy, (sigma,))
         for _ in range(SOFT_GLARE_ROUNDS):
