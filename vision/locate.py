@@ -673,11 +673,20 @@ def _card_window(frame: np.ndarray, quad: Quad, px_per_mm: float, margin_mm: flo
     """(H: card mm -> frame px of the card inside *quad*, the frame around that card
     warped upright at *px_per_mm* with *margin_mm* all round, grey float32): what the
     area alignments (:func:`align_face`, :func:`align_twilight`) align a face in."""
+    H, P, size = _card_frame(quad, px_per_mm, margin_mm)
+    return H, _warped_gray(frame, H @ P, size)
+
+
+def _card_frame(quad: Quad, px_per_mm: float, margin_mm: float
+                ) -> tuple[np.ndarray, np.ndarray, tuple[int, int]]:
+    """(H: card mm -> frame px of the card inside *quad*; P: window px -> card mm; the
+    window's size) of an upright window on that card at *px_per_mm* with *margin_mm*
+    all round."""
     r, m = px_per_mm, margin_mm
     w_mm, h_mm = CARD_MM
     H = cv2.getPerspectiveTransform(CARD_CORNERS_MM, np.asarray(quad, np.float32))
     P = np.array([[1 / r, 0, -m], [0, 1 / r, -m], [0, 0, 1]])
-    return H, _warped_gray(frame, H @ P, (round((w_mm + 2 * m) * r), round((h_mm + 2 * m) * r)))
+    return H, P, (round((w_mm + 2 * m) * r), round((h_mm + 2 * m) * r))
 
 
 def _window_to_frame(points: np.ndarray, H: np.ndarray, px_per_mm: float,
@@ -776,11 +785,14 @@ def zone_size(px_per_mm: float) -> tuple[int, int]:
     return (round(2 * ZONE_HALF_WIDTH_MM * px_per_mm), round(ZONE_DEPTH_MM * px_per_mm))
 
 
-def zone_outline(pose: TwilightPose, side: int) -> np.ndarray:
-    """The zone's outline in frame px (4x2), for drawing."""
+def zone_outline(pose: TwilightPose, side: int, within_mm: float | None = None
+                 ) -> np.ndarray:
+    """The zone's outline in frame px (4x2), or of its part within *within_mm* of the
+    Twilight card's edge (the zone's far edge at ZONE_DEPTH_MM)."""
     H = zone_homography(pose, side, 1.0)
     w, h = zone_size(1.0)
-    pts = np.float32([(0, 0), (w, 0), (w, h), (0, h)]).reshape(-1, 1, 2)
+    top = 0.0 if within_mm is None else ZONE_DEPTH_MM - min(within_mm, ZONE_DEPTH_MM)
+    pts = np.float32([(0, top), (w, top), (w, h), (0, h)]).reshape(-1, 1, 2)
     return cv2.perspectiveTransform(pts, H).reshape(4, 2)
 
 
@@ -804,9 +816,7 @@ def refine_quad(frame: np.ndarray, quad: Quad, template: np.ndarray, px_per_mm: 
     if not blurred:
         template = refine_blur(template, r)
     w_mm, h_mm = CARD_MM
-    H = cv2.getPerspectiveTransform(CARD_CORNERS_MM, np.asarray(quad, np.float32))
-    size = (round((w_mm + 2 * m) * r), round((h_mm + 2 * m) * r))
-    P = np.array([[1 / r, 0, -m], [0, 1 / r, -m], [0, 0, 1]])
+    H, P, size = _card_frame(quad, r, m)
 
     def at(turn: float, zoom: float):
         # patch px -> card mm (turned and scaled about the card's centre) -> frame

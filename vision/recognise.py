@@ -670,8 +670,9 @@ def _bright_places(dark: np.ndarray, r: float) -> list[tuple[int, int]]:
     places: list[tuple[int, int]] = []
     size = 2 * int(SOFT_GLARE_STARTS_APART_MM * r / 2) + 1
     kernel = cv2.getStructuringElement(cv2.MORPH_RECT, (size, size))
+    grey = dark.astype(np.float32)
     for scale in SOFT_GLARE_FIND_MM:
-        smooth = cv2.GaussianBlur(dark.astype(np.float32), (0, 0), scale * r)
+        smooth = cv2.GaussianBlur(grey, (0, 0), scale * r)
         ys, xs = np.nonzero(smooth >= cv2.dilate(smooth, kernel))
         found = 0
         for i in np.argsort(-smooth[ys, xs], kind="stable"):

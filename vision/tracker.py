@@ -59,7 +59,7 @@ import cv2
 import numpy as np
 
 from companion.cards import SEATS, Seat
-from vision.locate import ZONE_DEPTH_MM, ZONE_HALF_WIDTH_MM, zone_homography, zone_outline
+from vision.locate import zone_outline
 from vision.profile import CARD_MM
 
 #: Looks at the table per second (see the module doc); the "frames" of the constants
@@ -220,15 +220,6 @@ def _doubts(reading: Any, votes: Mapping[str | None, int]) -> bool:
         return False
     pair = {ident.best, ident.rival}
     return any(card in pair for card in votes if card is not None)
-
-
-def _band_outline(pose: Any, side: int) -> np.ndarray:
-    """The part of a side's zone within CARD_BAND_MM of the Twilight card: its outline in
-    frame px (4x2), as :func:`vision.locate.zone_outline` gives the whole zone's."""
-    H = zone_homography(pose, side, 1.0)
-    w, top = 2 * ZONE_HALF_WIDTH_MM, ZONE_DEPTH_MM - min(CARD_BAND_MM, ZONE_DEPTH_MM)
-    pts = np.float32([(0, top), (w, top), (w, ZONE_DEPTH_MM), (0, ZONE_DEPTH_MM)])
-    return cv2.perspectiveTransform(pts.reshape(-1, 1, 2), H).reshape(4, 2)
 
 
 class Pace:
@@ -402,7 +393,7 @@ class TableTracker:
             side = pose.seat_side(Seat.parse(seat))
             outline = zone_outline(pose, side)
             zone.region = _Region(outline / s, shape)
-            zone.band = _Region(_band_outline(pose, side) / s, shape)
+            zone.band = _Region(zone_outline(pose, side, CARD_BAND_MM) / s, shape)
             zone.fine = _Region(outline, frame_shape)
             zone.dirty = True
             # crops of the old zones
@@ -489,19 +480,17 @@ class TableTracker:
         assert region is not None and band is not None
         busy = moving is not None and region.share(moving) > BUSY_FRACTION
         zone.still = not busy
-        if busy and moving is not None and band.share(moving) <= BUSY_FRACTION:
-            # only beyond where a card laid here reaches: the arm coming or going (see
-            # CARD_BAND_MM); what lies here may change, but this look counts as quiet
-            if not zone.moved:
-                zone.before = zone.reference
-            zone.dirty = zone.moved = zone.stirred = True
-            zone.quiet += 1
-            return
         if busy:
+            assert moving is not None
             if not zone.moved:
                 zone.before = zone.reference  # the side's look before this motion
-            zone.quiet = 0
             zone.dirty = zone.moved = zone.stirred = True
+            if band.share(moving) <= BUSY_FRACTION:
+                # only beyond where a card laid here reaches: the arm coming or going
+                # (see CARD_BAND_MM); what lies here may change, but this look is quiet
+                zone.quiet += 1
+                return
+            zone.quiet = 0
             zone.next_read = 0
             zone.votes, zone.weak = {}, None  # what lies there may change: read anew
             zone.doubted = False
