@@ -728,40 +728,52 @@ class _SpotFit:
         # offset so that an over-strong spot's negative values keep their own bins
         self.channels = [pixels[seen, c].astype(np.float32) + np.float32(256) for c in range(3)]
         self.bins = 512 // SOFT_GLARE_BIN + 1
-        self.plain = self.cost(np.zeros_like(self.xs), 0.0)  # the picture as it is
+        self.plain = float(self.costs(np.zeros((1, self.xs.size), np.float32))[0])  # as it is
 
-    def spot(self, cx: float, cy: float, sigma: float) -> np.ndarray:
-        """The unit spot at the sampled pixels (sigma in mm)."""
-        d2 = (self.xs - np.float32(cx)) ** 2 + (self.ys - np.float32(cy)) ** 2
+    def spots(self, places: Sequence[tuple[float, float]], sigma: float) -> np.ndarray:
+        """The unit spots (one row each) centred at *places* (x, y px) at the sampled
+        pixels (sigma in mm)."""
+        centres = np.asarray(places, np.float32)
+        d2 = (np.square(self.xs[None] - centres[:, :1])
+              + np.square(self.ys[None] - centres[:, 1:]))
         return np.exp(-d2 / np.float32(2 * (sigma * self.r) ** 2))
 
-    def cost(self, spot: np.ndarray, amplitude: float) -> float:
-        """The summed entropies of the three channels with *amplitude* x *spot* taken off."""
-        lift = np.float32(amplitude) * spot
-        total = 0.0
+    def costs(self, lifts: np.ndarray) -> np.ndarray:
+        """The summed entropies of the three channels with each row of *lifts* (the
+        light a spot adds at the sampled pixels) taken off: one histogram per row and
+        channel, all counted by one bincount (each row's bins offset by its own)."""
+        m, n = lifts.shape
+        offsets = (np.arange(m, dtype=np.int32) * self.bins)[:, None]
+        total = np.zeros(m)
         for channel in self.channels:
-            q = (channel - lift).astype(np.int32) // SOFT_GLARE_BIN
-            p = np.bincount(q, minlength=self.bins).astype(np.float64)
-            p = p[p > 0] / q.size
-            total -= float((p * np.log(p)).sum())
+            q = (channel[None] - lifts).astype(np.int32) // SOFT_GLARE_BIN + offsets
+            counts = np.bincount(q.ravel(), minlength=m * self.bins).reshape(m, self.bins)
+            p = counts / n
+            total -= (p * np.log(np.where(counts > 0, p, 1.0))).sum(axis=1)
         return total
-
-    def amplitude(self, spot: np.ndarray, fine: bool = True) -> tuple[float, float]:
-        """(cost, amplitude) of the best amplitude for *spot*: coarse, then (when *fine*)
-        halving steps."""
-        coarse = SOFT_GLARE_AMPLITUDE_STEPS[0]
-        best = min((self.cost(spot, a), float(a))
-                   for a in range(0, SOFT_GLARE_MAX_AMPLITUDE + 1, coarse))
-        for step in SOFT_GLARE_AMPLITUDE_STEPS[1:] if fine else ():
-            for a in (best[1] - step, best[1] + step):
-                if 0 <= a <= SOFT_GLARE_MAX_AMPLITUDE:
-                    best = min(best, (self.cost(spot, a), a))
-        return best
 
     def width(self, cx: float, cy: float, sigmas: Sequence[float], fine: bool = True
               ) -> tuple[float, float, float]:
-        """(cost, amplitude, sigma) of the best of *sigmas* at (cx, cy)."""
-        return min(self.amplitude(self.spot(cx, cy, s), fine) + (s,) for s in sigmas)
+        """(cost, amplitude, sigma) of the best of *sigmas* at (cx, cy), each sigma with
+        its best amplitude: coarse, then (when *fine*) halving steps; the sigmas searched
+        side by side."""
+        spots = [self.spots([(cx, cy)], s)[0] for s in sigmas]
+        coarse = np.arange(0, SOFT_GLARE_MAX_AMPLITUDE + 1, SOFT_GLARE_AMPLITUDE_STEPS[0],
+                           dtype=np.float32)
+        costs = self.costs((coarse[None, :, None] * np.stack(spots)[:, None]).reshape(
+            -1, spots[0].size)).reshape(len(sigmas), -1)
+        best = [(float(row[i]), float(coarse[i])) for row in costs
+                for i in [int(np.argmin(row))]]
+        for step in SOFT_GLARE_AMPLITUDE_STEPS[1:] if fine else ():
+            tried = [[a for a in (b[1] - step, b[1] + step) if 0 <= a <= SOFT_GLARE_MAX_AMPLITUDE]
+                     for b in best]
+            costs = self.costs(np.concatenate([np.float32(t)[:, None] * spot[None]
+                                               for t, spot in zip(tried, spots, strict=True) if t]))
+            at = 0
+            for j, t in enumerate(tried):
+                best[j] = min([best[j], *zip(costs[at:at + len(t)].tolist(), t, strict=True)])
+                at += len(t)
+        return min(b + (s,) for b, s in zip(best, sigmas, strict=True))
 
     def first(self, cx: float, cy: float) -> tuple[float, float]:
         """The best spot centred at (cx, cy), its amplitude on the coarse steps only: (its
@@ -781,13 +793,11 @@ class _SpotFit:
             start = (cx, cy, sigma)
             for step_mm in SOFT_GLARE_CENTRE_STEPS_MM:
                 step = step_mm * self.r
-                best = (cost, cx, cy)
-                for dx in (-1, 0, 1):
-                    for dy in (-1, 0, 1):
-                        if dx or dy:
-                            x, y = cx + dx * step, cy + dy * step
-                            best = min(best, (self.cost(self.spot(x, y, sigma), amplitude), x, y))
-                cost, cx, cy = best
+                around = [(cx + dx * step, cy + dy * step)
+                          for dx in (-1, 0, 1) for dy in (-1, 0, 1) if dx or dy]
+                costs = self.costs(np.float32(amplitude) * self.spots(around, sigma))
+                cost, cx, cy = min([(cost, cx, cy), *(
+                    (c, x, y) for c, (x, y) in zip(costs.tolist(), around, strict=True))])
             i = sigmas.index(sigma)
             cost, amplitude, sigma = self.width(cx, cy, sigmas[max(0, i - 1):i + 2])
             if (cx, cy, sigma) == start:
