@@ -89,6 +89,12 @@ HOPELESS_SCORE = 0.55
 #: A fallback pose (the coarse placement, a few mm off) is looked at closer only when
 #: some face correlates at least this well with it.
 GLANCE_SCORE = 0.3
+#: The fallback poses are read only when the best pose found is at least this like a
+#: generic face: below it the zone holds nothing card-like (an empty side: a third of
+#: them on the tuning scenes, where reading their fallback poses was half the time of
+#: all fallback reads, and named nothing), while every card a fallback pose named there
+#: lay in a zone whose best pose reached 0.357.
+FALLBACK_STRENGTH = 0.33
 #: A pose whose best face correlates between this and HOPELESS_SCORE is roughly a card
 #: of the deck placed a few degrees off (the finder's turn grid is coarse and the
 #: precise fit only shifts): an area alignment with that face gets one chance to place
@@ -293,7 +299,7 @@ class Recogniser:
         # ... but not when the best is a whole, well placed face that failed only on
         # telling two cards apart (a priest or a novice): a worse placed pose would
         # just pick one of them (bench hand 201010: a glared sun-priest named novice)
-        if best.card_id in (None, "unknown") and not (
+        if best.card_id in (None, "unknown") and hypotheses[0][1] >= FALLBACK_STRENGTH and not (
                 best.identity is not None and best.identity.plausible
                 and best.identity.quarters >= SURE_QUARTERS):
             named = [r for r in (self._read_pose(frame, seat, H, *h[:3], glance=True)
