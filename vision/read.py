@@ -601,6 +601,24 @@ class TemplateBank:
         return res
 
 
+class FoundPoses(list):
+    """The card poses :meth:`CardFinder.find_all` placed by the faces, best first (a
+    list of (4x2 corners in zone px, score, template index, ``"face"``)); the poses
+    their outline places are found only when :meth:`fallbacks` is first asked for
+    (most sides are named by their best pose and never need them)."""
+
+    def __init__(self, faces: list, outlines) -> None:
+        super().__init__(faces)
+        self._outlines = outlines
+        self._more: list | None = None
+
+    def fallbacks(self) -> list:
+        """Every pose but the best: the other faces', then the outlines'."""
+        if self._more is None:
+            self._more = self._outlines()
+        return self[1:] + self._more
+
+
 class CardFinder:
     """Finds the uppermost card in a side zone by correlating the profile's *generic*
     faces over candidate turns and positions: the mean face of each cult (the frame and
@@ -653,11 +671,13 @@ class CardFinder:
         return found[0][:3] if found else None
 
     def find_all(self, zone: np.ndarray, *, min_score: float = MIN_CARD_SCORE,
-                 limit: int = HYPOTHESES) -> list[tuple[np.ndarray, float, int]]:
-        """Up to *limit* distinct card poses in the zone, best first, as :meth:`find`
-        gives them plus how each was found (``"face"`` or ``"outline"``): the best is
-        usually the card on top; the others are there for when it cannot be named (an
-        older card beneath, or a neighbour, won; or no face fitted the card well)."""
+                 limit: int = HYPOTHESES) -> FoundPoses:
+        """Up to *limit* distinct card poses in the zone placed by the faces, best
+        first, as :meth:`find` gives them plus how each was found (``"face"``), and,
+        when asked for (:meth:`FoundPoses.fallbacks`), up to OUTLINE_HYPOTHESES more
+        placed by their outline (``"outline"``): the best is usually the card on top;
+        the others are there for when it cannot be named (an older card beneath, or a
+        neighbour, won; or no face fitted the card well)."""
         gray = zone if zone.ndim == 2 else cv2.cvtColor(zone, cv2.COLOR_BGR2GRAY)
         gray = gray.astype(np.float32)
         zh, zw = gray.shape
@@ -734,18 +754,8 @@ class CardFinder:
                 break
             if distinct(r):
                 chosen.append(r)
-        if chosen and limit > 1:
-            # a plain card on a plain table, or one unlike every generic face, may fit
-            # no face well where it lies: its outline then places it (as a fallback —
-            # a card's inner frame is an outline too, so faces come first)
-            for a in sorted(set(grid) | set(dominant)):
-                outline_at(a)
-            outline_best.sort(key=lambda r: -r[0])
-            for r in outline_best[:OUTLINE_HYPOTHESES]:
-                if distinct(r):
-                    chosen.append((results[0][0], r[1], results[0][2], r[3], r[4], "outline"))
-        found = []
-        for n, best in enumerate(chosen):
+
+        def pose(n: int, best) -> tuple[np.ndarray, float, int, str]:
             # the finer turns only for the likeliest pose: the others are fallbacks,
             # and the precise fit searches turns anyway
             for d in FINE_TURN_STEPS_DEG if n == 0 else ():
@@ -755,9 +765,27 @@ class CardFinder:
             score, (x, y), k, M = best[:4]
             corners = np.float32([(x, y), (x + tw, y), (x + tw, y + th), (x, y + th)])
             pts = cv2.transform(corners.reshape(-1, 1, 2), cv2.invertAffineTransform(M))
-            found.append((pts.reshape(4, 2).astype(np.float32), float(score), k,
-                          best[5] if len(best) > 5 else "face"))
-        return found
+            return (pts.reshape(4, 2).astype(np.float32), float(score), k,
+                    best[5] if len(best) > 5 else "face")
+
+        def outlines() -> list[tuple[np.ndarray, float, int, str]]:
+            """A plain card on a plain table, or one unlike every generic face, may fit
+            no face well where it lies: its outline then places it (as a fallback — a
+            card's inner frame is an outline too, so faces come first)."""
+            if limit <= 1:
+                return []
+            for a in sorted(set(grid) | set(dominant)):
+                outline_at(a)
+            outline_best.sort(key=lambda r: -r[0])
+            extra = []
+            for r in outline_best[:OUTLINE_HYPOTHESES]:
+                if distinct(r):
+                    chosen.append((results[0][0], r[1], results[0][2], r[3], r[4], "outline"))
+                    extra.append(pose(len(chosen) - 1, chosen[-1]))
+            return extra
+
+        return FoundPoses([pose(n, best) for n, best in enumerate(chosen)],
+                          outlines if chosen else list)
 
     def _turn_geometry(self, zh: int, zw: int, angle: float
                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

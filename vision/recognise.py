@@ -58,6 +58,7 @@ from vision.read import (
     ZONE_PX_PER_MM,
     CardFinder,
     CardMatcher,
+    FoundPoses,
     Identity,
     PairJudge,
     percentile_u8,
@@ -273,7 +274,7 @@ class Recogniser:
             reading = self._doubt_glare(frame, seat, H, reading)
         return reading
 
-    def _find(self, frame: np.ndarray, H: np.ndarray) -> list:
+    def _find(self, frame: np.ndarray, H: np.ndarray) -> FoundPoses:
         """The card poses :meth:`CardFinder.find_all` finds in the zone of homography *H*
         (zone px -> frame px)."""
         t0 = time.perf_counter()
@@ -285,7 +286,7 @@ class Recogniser:
         return hypotheses
 
     def _read_found(self, frame: np.ndarray, seat: Seat, H: np.ndarray,
-                    hypotheses: list) -> SideReading:
+                    hypotheses: FoundPoses) -> SideReading:
         """The uppermost card among the poses *hypotheses* found in the zone of *H*
         (*frame*: the frame's :func:`~vision.locate.warp_source`; the card is only
         warped out of it from here on)."""
@@ -303,7 +304,7 @@ class Recogniser:
                 best.identity is not None and best.identity.plausible
                 and best.identity.quarters >= SURE_QUARTERS):
             named = [r for r in (self._read_pose(frame, seat, H, *h[:3], glance=True)
-                                 for h in hypotheses[1:])
+                                 for h in hypotheses.fallbacks())
                      if r.card_id not in (None, "unknown") and _whole(r.identity)]
             if named:
                 best = max(named, key=lambda r: r.identity.score)
@@ -311,7 +312,7 @@ class Recogniser:
         return best
 
     def _read_without_glare(self, frame: np.ndarray, seat: Seat, H: np.ndarray,
-                            hypotheses: list) -> SideReading | None:
+                            hypotheses: FoundPoses) -> SideReading | None:
         """The side read again with its soft glare spot taken off (see MIN_SOFT_GLARE),
         as fitted and as first guessed: the reading that names a card, the fitted
         spot's first, else None; and None when the two name different cards."""
@@ -321,7 +322,7 @@ class Recogniser:
         return _agreed(named)
 
     def _read_without_spot(self, frame: np.ndarray, seat: Seat, H: np.ndarray,
-                           hypotheses: list, spot: tuple[float, float, float, float]
+                           hypotheses: FoundPoses, spot: tuple[float, float, float, float]
                            ) -> SideReading | None:
         """The side read again with *spot* taken off: the reading when that names a
         card, else None. When the spot does not move the best pose found, only that
@@ -334,7 +335,7 @@ class Recogniser:
             quad = cv2.perspectiveTransform(hypotheses[0][0].reshape(-1, 1, 2).astype(np.float64), H)
             if _off_card(spot, quad.reshape(4, 2)):
                 return None
-            again = again[:1]
+            again = FoundPoses(again[:1], list)
         reading = self._read_found(_locate.warp_source(clear), seat, H, again)
         return reading if reading.card_id not in (None, "unknown") else None
 
