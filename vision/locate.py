@@ -144,6 +144,9 @@ class TwilightModel:
         inner = face[y0:face.shape[0] - y0, x0:face.shape[1] - x0]
         inner = cv2.resize(inner, self.size, interpolation=cv2.INTER_AREA)
         self.vector = _unit(cv2.GaussianBlur(inner, (0, 0), 1.0))
+        # the face turned half round (what a card lying the other way up shows)
+        self.turned_vector = np.ascontiguousarray(
+            self.vector.reshape(inner.shape)[::-1, ::-1]).ravel()
         fine = (round(w_mm * REFINE_PX_PER_MM), round(h_mm * REFINE_PX_PER_MM))
         occ = (round(w_mm * OCCLUSION_PX_PER_MM), round(h_mm * OCCLUSION_PX_PER_MM))
         self.occlusion_face = cv2.cvtColor(cv2.resize(face, occ, interpolation=cv2.INTER_AREA),
@@ -487,11 +490,15 @@ def _clockwise(quad: np.ndarray) -> np.ndarray:
 def verify(frame: np.ndarray, quad: Quad, model: TwilightModel) -> tuple[float, Quad]:
     """Score *quad* (a candidate inner face) as the Twilight card in *frame* (B,G,R, or
     its :func:`warp_source`), trying it all four ways round; returns (score, inner quad
-    ordered TL, TR, BR, BL of the upright art)."""
+    ordered TL, TR, BR, BL of the upright art). Each way and the way half round from it
+    share one warp: the card's edges fall on the patch's pixel edges, so the patch
+    turned half round is the warp from the quad turned half round, and the face turned
+    half round scores it."""
     w, h = model.size
-    dst = np.float32([(0, 0), (w, 0), (w, h), (0, h)])
+    # the card's corners on the patch's outer pixel edges (pixel centres at 0 .. w-1)
+    dst = np.float32([(0, 0), (w, 0), (w, h), (0, h)]) - np.float32(0.5)
     best = (-1.0, quad)
-    for k in range(4):
+    for k in range(2):
         q = np.roll(quad, -k, axis=0)
         # the upright face is portrait: its first edge (moon side) is a short one
         if np.linalg.norm(q[1] - q[0]) > np.linalg.norm(q[2] - q[1]) * 1.05:
@@ -499,10 +506,11 @@ def verify(frame: np.ndarray, quad: Quad, model: TwilightModel) -> tuple[float, 
         M = cv2.getPerspectiveTransform(q.astype(np.float32), dst)
         patch = as_bgr(cv2.warpPerspective(frame, M, (w, h), flags=cv2.INTER_LINEAR,
                                            borderMode=cv2.BORDER_REPLICATE))
-        patch = cv2.GaussianBlur(patch, (0, 0), 1.0)
-        score = float(_unit(patch) @ model.vector)
-        if score > best[0]:
-            best = (score, q)
+        seen = _unit(cv2.GaussianBlur(patch, (0, 0), 1.0))
+        for turn, vector in ((k, model.vector), (k + 2, model.turned_vector)):
+            score = float(seen @ vector)
+            if score > best[0]:
+                best = (score, np.roll(quad, -turn, axis=0))
     return best
 
 
