@@ -655,7 +655,7 @@ class CardFinder:
             for turned in (face, face[::-1, ::-1]):
                 self.templates.append(cv2.resize(turned, self.size, interpolation=cv2.INTER_AREA))
                 self.fine_templates.append(cv2.resize(turned, fine, interpolation=cv2.INTER_AREA))
-        self._geometry: dict[tuple[int, int, float], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._geometry: dict[tuple[int, int, float], tuple[np.ndarray, ...]] = {}
         # every template correlated with a turned zone at once (see TemplateBank)
         self._bank = TemplateBank(self.templates)
         # the precise fit's templates blurred once (refine_quad would blur them every call)
@@ -694,20 +694,19 @@ class CardFinder:
             (see _turn_geometry), M inverted, the turned zone prepared for the template
             bank), once per turn."""
             if angle not in turned:
-                M, Minv, off = self._turn_geometry(zh, zw, angle)
+                M, Minv, off, allowed = self._turn_geometry(zh, zw, angle)
                 rot = cv2.warpAffine(gray, M, (zw, zh), flags=cv2.INTER_LINEAR,
                                      borderMode=cv2.BORDER_REPLICATE)
-                turned[angle] = (M, rot, off, Minv, self._bank.prepare(rot))
+                turned[angle] = (M, rot, off, Minv, self._bank.prepare(rot), allowed)
             return turned[angle]
 
         def at(angle: float, which):
             """(score, loc, template, M, angle) of each template's best at *angle*."""
-            M, _, off, _, prepared = rotated(angle)
+            M, _, _, _, prepared, allowed = rotated(angle)
             out = []
             for k in which:
-                res = self._bank.match(prepared, k)
-                res[off] = -1.0
-                _, mx, _, loc = cv2.minMaxLoc(res)
+                # the best where a card's top-left may lie
+                _, mx, _, loc = cv2.minMaxLoc(self._bank.match(prepared, k), allowed)
                 out.append((mx, loc, k, M, angle))
             return out
 
@@ -716,7 +715,7 @@ class CardFinder:
         def outline_at(angle: float) -> None:
             """The best whole-card outline at *angle* (an edge all round, stronger than
             just inside and outside it), kept for when the faces place no card."""
-            M, rot, off, _, _ = rotated(angle)
+            M, rot, off, _, _, _ = rotated(angle)
             d = OUTLINE_RIDGE_PX
             res = self._outline_response(rot)
             # the outline's window starts d px before the card's top-left
@@ -788,10 +787,11 @@ class CardFinder:
                           outlines if chosen else list)
 
     def _turn_geometry(self, zh: int, zw: int, angle: float
-                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(M, M inverted, where a card's top-left may NOT lie) for a zh x zw zone turned
-        by *angle* about its centre: a card's centre must lie near the side's middle, a
-        card's length out. Depends on the zone's size and the turn only: kept."""
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(M, M inverted, where a card's top-left may NOT lie, where it may as a uint8
+        mask) for a zh x zw zone turned by *angle* about its centre: a card's centre
+        must lie near the side's middle, a card's length out. Depends on the zone's size
+        and the turn only: kept."""
         key = (zh, zw, angle)
         if key not in self._geometry:
             s = self.px_per_mm
@@ -806,7 +806,7 @@ class CardFinder:
                   & ((zh - uy) / s >= CENTRE_V_MM[0]) & ((zh - uy) / s <= CENTRE_V_MM[1]))
             if len(self._geometry) > 1000:  # (zones of many sizes: start again)
                 self._geometry.clear()
-            self._geometry[key] = (M, Minv, ~ok)
+            self._geometry[key] = (M, Minv, ~ok, ok.astype(np.uint8))
         return self._geometry[key]
 
     def _outline_response(self, img: np.ndarray) -> np.ndarray:
