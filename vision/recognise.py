@@ -96,12 +96,6 @@ GLANCE_SCORE = 0.3
 #: 0.536 or more at a glance (after an unknown best pose, 0.331), while 38% of those
 #: looked at closer had less than this.
 GLANCE_NO_CARD_SCORE = 0.5
-#: The fallback poses are read only when the best pose found is at least this like a
-#: generic face: below it the zone holds nothing card-like (an empty side: a third of
-#: them on the tuning scenes, where reading their fallback poses was half the time of
-#: all fallback reads, and named nothing), while every card a fallback pose named there
-#: lay in a zone whose best pose reached 0.357.
-FALLBACK_STRENGTH = 0.33
 #: A pose whose best face correlates between this and HOPELESS_SCORE is roughly a card
 #: of the deck placed a few degrees off (the finder's turn grid is coarse and the
 #: precise fit only shifts): an area alignment with that face gets one chance to place
@@ -312,7 +306,7 @@ class Recogniser:
         # ... but not when the best is a whole, well placed face that failed only on
         # telling two cards apart (a priest or a novice): a worse placed pose would
         # just pick one of them (bench hand 201010: a glared sun-priest named novice)
-        if best.card_id in (None, "unknown") and hypotheses[0][1] >= FALLBACK_STRENGTH and not (
+        if best.card_id in (None, "unknown") and not (
                 best.identity is not None and best.identity.plausible
                 and best.identity.quarters >= SURE_QUARTERS):
             least = GLANCE_SCORE if best.card_id == "unknown" else GLANCE_NO_CARD_SCORE
