@@ -90,12 +90,6 @@ HOPELESS_SCORE = 0.55
 #: A fallback pose (the coarse placement, a few mm off) is looked at closer only when
 #: some face correlates at least this well with it.
 GLANCE_SCORE = 0.3
-#: ... and at least this well when the best pose was no card at all (not a card left
-#: unknown): then the zone is most likely empty, and its fallback poses are table. On
-#: the tuning scenes every fallback pose named after a best pose that was no card had
-#: 0.536 or more at a glance (after an unknown best pose, 0.331), while 38% of those
-#: looked at closer had less than this.
-GLANCE_NO_CARD_SCORE = 0.5
 #: A pose whose best face correlates between this and HOPELESS_SCORE is roughly a card
 #: of the deck placed a few degrees off (the finder's turn grid is coarse and the
 #: precise fit only shifts): an area alignment with that face gets one chance to place
@@ -309,8 +303,7 @@ class Recogniser:
         if best.card_id in (None, "unknown") and not (
                 best.identity is not None and best.identity.plausible
                 and best.identity.quarters >= SURE_QUARTERS):
-            least = GLANCE_SCORE if best.card_id == "unknown" else GLANCE_NO_CARD_SCORE
-            named = [r for r in (self._read_pose(frame, seat, H, *h[:3], glance=least)
+            named = [r for r in (self._read_pose(frame, seat, H, *h[:3], glance=True)
                                  for h in hypotheses.fallbacks())
                      if r.card_id not in (None, "unknown") and _whole(r.identity)]
             if named:
@@ -398,15 +391,15 @@ class Recogniser:
                                    borderMode=cv2.BORDER_REPLICATE)
 
     def _read_pose(self, frame: np.ndarray, seat: Seat, H: np.ndarray, corners: np.ndarray,
-                   strength: float, template: int, glance: float | None = None) -> SideReading:
+                   strength: float, template: int, glance: bool = False) -> SideReading:
         """Place and name one card pose found in a zone (zone px, homography *H*). With
-        *glance* (a fallback pose), a pose where no face fits at least that well as
-        roughly placed is given up before it is placed precisely."""
+        *glance* (a fallback pose), a pose where no face fits even roughly is given up
+        before it is placed precisely."""
         quad = cv2.perspectiveTransform(corners.reshape(-1, 1, 2).astype(np.float64),
                                         H).reshape(4, 2).astype(np.float32)
-        if glance is not None:
+        if glance:
             rough = self.matcher.identify(self.rectify(frame, quad), glance=True)
-            if rough.score < glance:
+            if rough.score < GLANCE_SCORE:
                 return SideReading(seat.value, None, 1.0 - strength, None, None, rough,
                                    (strength, 0.0))
             # placed with the generic face of the best pose, or with the face it roughly
@@ -420,7 +413,7 @@ class Recogniser:
         ident = self.identify_quad(frame, quad)
         if ident.upside_down:
             quad = np.roll(quad, 2, axis=0)
-        if (glance is None and RESCUE_SCORE <= ident.score < HOPELESS_SCORE
+        if (not glance and RESCUE_SCORE <= ident.score < HOPELESS_SCORE
                 and ident.cult in self.cult_faces):
             quad, ident = self._align(frame, quad, ident, self.cult_faces[ident.cult])
         if ident.score < HOPELESS_SCORE:
@@ -433,7 +426,7 @@ class Recogniser:
                 not _sure(ident) or len(self.matcher.alike(ident.best)) > 1):
             # place it again with the face it most resembles, and name it again: a mm
             # of misplacement is what makes one cleric look like another
-            quad, ident = self._align(frame, quad, ident, flip=glance is None)
+            quad, ident = self._align(frame, quad, ident, flip=not glance)
         ident = self._judge_pair(frame, quad, ident)
         if ident.card_id != "unknown" and (
                 ident.colour < MIN_COLOUR_AGREEMENT
