@@ -28,6 +28,7 @@ from collections import Counter  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import cv2  # noqa: E402
+import numpy as np  # noqa: E402
 
 from companion.cards import SEATS  # noqa: E402
 from vision.profile import builtin_profile  # noqa: E402
@@ -98,8 +99,10 @@ def speed(images: int, passes: int = 3) -> dict:
     t0 = time.perf_counter()
     rec = Recogniser(builtin_profile(0))  # cold: profile from the disk cache, features built
     t_init = time.perf_counter() - t0
-    runs = []
+    runs, refs = [], []
+    png = cv2.imencode(".png", frames[0])[1].tobytes()
     for _ in range(passes):
+        refs.append(reference_ms(png))
         stages: Counter = Counter()
         t1, c1 = time.perf_counter(), time.process_time()
         for frame in frames:
@@ -115,11 +118,30 @@ def speed(images: int, passes: int = 3) -> dict:
         "images_per_s_1280x720_one_core": sorted(rates)[len(rates) // 2],  # the median
         "images_per_s_best": max(rates),
         "images_per_s_each_pass": rates,
+        "reference_ms_before_each_pass": refs,
         "images_per_cpu_s_1280x720_best": round(images / c_best, 2),
         "load_average_1min": round(os.getloadavg()[0], 2),
         "stage_ms_mean_best_pass": {k: round(v / images, 2) for k, v in stages.items()},
         "rss_growth_during_batch_mb": round((rss1 - rss0) / 1024, 1),
     }
+
+
+def reference_ms(frame_png: bytes, repeats: int = 5) -> float:
+    """How fast this core is just now: the best of *repeats* times (ms) of a fixed task of
+    library calls only (decode a PNG frame, shrink it by area, blur it, a float32
+    matrix product, a DFT), none of this project's code, so that runs of another day or
+    minute (a shared machine's speed varies by a third) can be set side by side."""
+    a = np.ones((400, 400), np.float32)
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        img = cv2.imdecode(np.frombuffer(frame_png, np.uint8), cv2.IMREAD_COLOR)
+        small = cv2.resize(img, (853, 480), interpolation=cv2.INTER_AREA)
+        cv2.GaussianBlur(small, (0, 0), 2.0)
+        a @ a
+        cv2.dft(a)
+        best = min(best, time.perf_counter() - t0)
+    return round(best * 1000, 2)
 
 
 def cli(images: int, runs: int = 5) -> dict:
@@ -129,6 +151,7 @@ def cli(images: int, runs: int = 5) -> dict:
     rate is reported, the median and the best: others' load only ever slows a run, so
     the best is the nearest to the machine's own speed), on the frames as PNG (lossless,
     as the simulator draws them) and as JPEG at quality 95 (what a camera's stills are)."""
+    cv2.setNumThreads(1)  # (for the reference task; the child pins itself to one core)
     out: dict = {"images": images, "runs": runs}
     with tempfile.TemporaryDirectory() as tmp:
         frames = [render_scene(SEED0 + 60_000 + i).image for i in range(images)]
@@ -138,12 +161,17 @@ def cli(images: int, runs: int = 5) -> dict:
                 path = Path(tmp) / f"frame-{i:04d}.{'png' if fmt == 'png' else 'jpg'}"
                 cv2.imwrite(str(path), frame, params)
                 paths.append(str(path))
-            each = [_cli_run(paths) for _ in range(runs)]
+            png = cv2.imencode(".png", frames[0])[1].tobytes()
+            each, refs = [], []
+            for _ in range(runs):
+                refs.append(reference_ms(png))
+                each.append(_cli_run(paths))
             rates = [r["images_per_s"] for r in each]
             out[fmt] = {
                 "images_per_s_cold_one_core": sorted(rates)[len(rates) // 2],  # the median
                 "images_per_s_best": max(rates),
                 "images_per_s_each_run": rates,
+                "reference_ms_before_each_run": refs,
                 "exit_status": max(r["exit_status"] for r in each),
                 "lines": min(r["lines"] for r in each),
                 "cpu_s": [r["cpu_s"] for r in each],
