@@ -632,9 +632,10 @@ def soft_glare_spots(frame: np.ndarray, H: np.ndarray) -> list[tuple[float, floa
     fitted, then as first guessed (see the constants), each as (x, y, sigma, amplitude)
     in frame px and grey levels and only when it reaches MIN_SOFT_GLARE: none when
     nothing stands out, or when taking the fit off simplifies the picture less than
-    MIN_SOFT_GLARE_GAIN (no reflection). The fit is nearer the truth on most cards, yet the guess, wider
-    and stronger, reads some glared white cards better (the fit left bench hand 201010's
-    glared sun-high-priest unknown on most frames, the guess named it)."""
+    MIN_SOFT_GLARE_GAIN (no reflection). The fit is nearer the truth on most cards, yet
+    the guess, wider and stronger, reads some glared white cards better (the fit left
+    bench hand 201010's glared sun-high-priest unknown on most frames, the guess named
+    it)."""
     w, _ = _locate.zone_size(ZONE_PX_PER_MM)
     corners, (x0, y0, x1, y1) = _zone_in_frame(frame, H)
     px_per_mm = float(np.linalg.norm(corners[1] - corners[0])) / w * ZONE_PX_PER_MM
