@@ -42,6 +42,13 @@ ASPECT_RANGE = (1.12, 1.8)
 MIN_FILL = 0.8
 #: Normalised cross-correlation a candidate needs to be the Twilight card.
 MIN_TWILIGHT_SCORE = 0.45
+#: ... and by how much its face must fit it better as found than turned a quarter
+#: either way (which would swap the moon and sun sides): the face is far from
+#: symmetric under a quarter turn, so a card seen well fits by 0.23 or more (seeds
+#: 600000+, both styles and sizes; 0.59 on style 0), while a card a hand half covers
+#: can fit a wrong outline nearly as well turned (600292, style 1: by 0.097, and its
+#: moon sides were named wrong). Below this the candidate is not taken.
+MIN_QUARTER_TURN_MARGIN = 0.15
 #: How near a pixel must be to a Twilight fill colour: hue angle (degrees in Lab a*b*),
 #: and its chroma and lightness as a ratio of the fill's (the light may be dim or bright).
 FILL_HUE_TOLERANCE_DEG = 25.0
@@ -491,27 +498,38 @@ def verify(frame: np.ndarray, quad: Quad, model: TwilightModel) -> tuple[float, 
     """Score *quad* (a candidate inner face) as the Twilight card in *frame* (B,G,R, or
     its :func:`warp_source`), trying it all four ways round; returns (score, inner quad
     ordered TL, TR, BR, BL of the upright art). Each way and the way half round from it
-    share one warp: the card's edges fall on the patch's pixel edges, so the patch
-    turned half round is the warp from the quad turned half round, and the face turned
-    half round scores it."""
-    w, h = model.size
-    # the card's corners on the patch's outer pixel edges (pixel centres at 0 .. w-1)
-    dst = np.float32([(0, 0), (w, 0), (w, h), (0, h)]) - np.float32(0.5)
+    share one warp (:func:`_both_ways`)."""
     best = (-1.0, quad)
     for k in range(2):
         q = np.roll(quad, -k, axis=0)
         # the upright face is portrait: its first edge (moon side) is a short one
         if np.linalg.norm(q[1] - q[0]) > np.linalg.norm(q[2] - q[1]) * 1.05:
             continue
-        M = cv2.getPerspectiveTransform(q.astype(np.float32), dst)
-        patch = as_bgr(cv2.warpPerspective(frame, M, (w, h), flags=cv2.INTER_LINEAR,
-                                           borderMode=cv2.BORDER_REPLICATE))
-        seen = _unit(cv2.GaussianBlur(patch, (0, 0), 1.0))
-        for turn, vector in ((k, model.vector), (k + 2, model.turned_vector)):
-            score = float(seen @ vector)
+        for turn, score in zip((k, k + 2), _both_ways(frame, q, model), strict=True):
             if score > best[0]:
                 best = (score, np.roll(quad, -turn, axis=0))
     return best
+
+
+def _both_ways(frame: np.ndarray, quad: Quad, model: TwilightModel) -> tuple[float, float]:
+    """The Twilight face's correlation with the frame inside *quad* (an inner face, TL,
+    TR, BR, BL) as ordered and turned half round: one warp, the card's edges on the
+    patch's outer pixel edges, so the patch turned half round is exactly the warp from
+    the quad turned half round (scored against the face turned half round)."""
+    w, h = model.size
+    dst = np.float32([(0, 0), (w, 0), (w, h), (0, h)]) - np.float32(0.5)
+    M = cv2.getPerspectiveTransform(np.asarray(quad, np.float32), dst)
+    patch = as_bgr(cv2.warpPerspective(frame, M, (w, h), flags=cv2.INTER_LINEAR,
+                                       borderMode=cv2.BORDER_REPLICATE))
+    seen = _unit(cv2.GaussianBlur(patch, (0, 0), 1.0))
+    return float(seen @ model.vector), float(seen @ model.turned_vector)
+
+
+def quarter_turn_margin(frame: np.ndarray, quad: Quad, score: float,
+                        model: TwilightModel) -> float:
+    """How much better the face fits the inner face *quad* (as :func:`verify` ordered
+    it, with *score*) than turned a quarter either way."""
+    return score - max(_both_ways(frame, np.roll(np.asarray(quad), -1, axis=0), model))
 
 
 def locate(frame: np.ndarray, model: TwilightModel, *, mirror: bool = False,
@@ -550,6 +568,8 @@ def locate(frame: np.ndarray, model: TwilightModel, *, mirror: bool = False,
         for score, inner_quad in scored[:MAX_REFINED]:
             if score < needed:
                 break
+            if quarter_turn_margin(warpable, inner_quad, score, model) < MIN_QUARTER_TURN_MARGIN:
+                continue  # which sides are moon is not clear (a hand over it)
             H_inner = cv2.getPerspectiveTransform(model.inner_mm, inner_quad.astype(np.float32))
             quad = cv2.perspectiveTransform(outer_mm, H_inner).reshape(4, 2)
             quad, fine = refine_quad(warpable, quad, model.fine_blurred, REFINE_PX_PER_MM,
