@@ -3,11 +3,22 @@ two resolutions, any turn, camera tilt, cards around it."""
 
 from __future__ import annotations
 
+import cv2
 import numpy as np
 import pytest
 
 from companion.cards import Seat
-from vision.locate import TwilightModel, locate, pose_from_quad, zone_outline
+from vision.locate import (
+    CARD_CORNERS_MM,
+    MIN_QUARTER_TURN_MARGIN,
+    TwilightModel,
+    locate,
+    pose_from_quad,
+    quarter_turn_margin,
+    verify,
+    warp_source,
+    zone_outline,
+)
 from vision.profile import builtin_profile
 from vision.simulator import render_scene
 
@@ -60,3 +71,20 @@ def test_seats_follow_the_image_directions():
     assert mirrored.side_seat[0] is Seat.WEST
     north_zone = zone_outline(pose, 0)
     assert north_zone[:, 1].max() <= 100.5  # the north zone lies above the card
+
+
+@pytest.mark.parametrize("style", [0, 1])
+def test_the_twilight_face_tells_a_quarter_turn_apart(models, style):
+    """The Twilight face fits its own inner outline, the right way round, by at least
+    MIN_QUARTER_TURN_MARGIN better than turned a quarter (moon and sun sides swapped),
+    so a card seen whole is never refused by that rule (seeds 600000+: 0.23 or more)."""
+    model = models[style]
+    for seed in range(10, 14):
+        scene = render_scene(seed, style=style, hand=False)
+        frame = warp_source(scene.image)
+        H = cv2.getPerspectiveTransform(CARD_CORNERS_MM, np.float32(scene.twilight_quad))
+        inner = cv2.perspectiveTransform(model.inner_mm.reshape(-1, 1, 2), H).reshape(4, 2)
+        score, quad = verify(frame, inner, model)
+        assert quarter_turn_margin(frame, quad, score, model) >= MIN_QUARTER_TURN_MARGIN, seed
+        # the outline as verify ordered it is the card's own (the truth's, either way up)
+        assert min(float(np.abs(quad - np.roll(inner, k, axis=0)).max()) for k in (0, 2)) < 1e-3
