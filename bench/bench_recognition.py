@@ -111,7 +111,7 @@ def speed(images: int, passes: int = 3) -> dict:
         runs.append((time.perf_counter() - t1, time.process_time() - c1, stages))
     rss1 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     rates = [round(images / t, 2) for t, _, _ in runs]
-    t_best, c_best, stages = min(runs, key=lambda run: run[0])
+    _, c_best, stages = min(runs, key=lambda run: run[0])
     return {
         "images": images,
         "startup_s": round(t_init, 3),
@@ -147,7 +147,7 @@ def reference_ms(frame_png: bytes, repeats: int = 5) -> float:
 def cli(images: int, runs: int = 5) -> dict:
     """`twilight-companion recognise` on *images* saved frames, pinned to one core:
     cold (a new process: imports, built-in profile from its cache), whole batch; *runs*
-    times (a shared machine's speed varies by 10-20% from minute to minute: every run's
+    times (a shared machine's speed varies by up to a third from minute to minute: every run's
     rate is reported, the median and the best: others' load only ever slows a run, so
     the best is the nearest to the machine's own speed), on the frames as PNG (lossless,
     as the simulator draws them) and as JPEG at quality 95 (what a camera's stills are)."""
@@ -155,13 +155,13 @@ def cli(images: int, runs: int = 5) -> dict:
     out: dict = {"images": images, "runs": runs}
     with tempfile.TemporaryDirectory() as tmp:
         frames = [render_scene(SEED0 + 60_000 + i).image for i in range(images)]
+        png = cv2.imencode(".png", frames[0])[1].tobytes()  # the reference task's frame
         for fmt, params in (("png", []), ("jpeg", [cv2.IMWRITE_JPEG_QUALITY, 95])):
             paths = []
             for i, frame in enumerate(frames):
                 path = Path(tmp) / f"frame-{i:04d}.{'png' if fmt == 'png' else 'jpg'}"
                 cv2.imwrite(str(path), frame, params)
                 paths.append(str(path))
-            png = cv2.imencode(".png", frames[0])[1].tobytes()
             each, refs = [], []
             for _ in range(runs):
                 refs.append(reference_ms(png))

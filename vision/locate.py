@@ -151,6 +151,11 @@ class TwilightModel:
         inner = face[y0:face.shape[0] - y0, x0:face.shape[1] - x0]
         inner = cv2.resize(inner, self.size, interpolation=cv2.INTER_AREA)
         self.vector = _unit(cv2.GaussianBlur(inner, (0, 0), 1.0))
+        # where a candidate's corners go in the patch verify scores: on its outer pixel
+        # edges (pixel centres at 0 .. w-1), so the patch turned half round is exactly
+        # the warp from the quad turned half round
+        w, h = self.size
+        self.patch_corners = np.float32([(0, 0), (w, 0), (w, h), (0, h)]) - np.float32(0.5)
         # the face turned half round (what a card lying the other way up shows)
         self.turned_vector = np.ascontiguousarray(
             self.vector.reshape(inner.shape)[::-1, ::-1]).ravel()
@@ -516,10 +521,8 @@ def _both_ways(frame: np.ndarray, quad: Quad, model: TwilightModel) -> tuple[flo
     TR, BR, BL) as ordered and turned half round: one warp, the card's edges on the
     patch's outer pixel edges, so the patch turned half round is exactly the warp from
     the quad turned half round (scored against the face turned half round)."""
-    w, h = model.size
-    dst = np.float32([(0, 0), (w, 0), (w, h), (0, h)]) - np.float32(0.5)
-    M = cv2.getPerspectiveTransform(np.asarray(quad, np.float32), dst)
-    patch = as_bgr(cv2.warpPerspective(frame, M, (w, h), flags=cv2.INTER_LINEAR,
+    M = cv2.getPerspectiveTransform(np.asarray(quad, np.float32), model.patch_corners)
+    patch = as_bgr(cv2.warpPerspective(frame, M, model.size, flags=cv2.INTER_LINEAR,
                                        borderMode=cv2.BORDER_REPLICATE))
     seen = _unit(cv2.GaussianBlur(patch, (0, 0), 1.0))
     return float(seen @ model.vector), float(seen @ model.turned_vector)

@@ -659,10 +659,11 @@ def soft_glare_spots(frame: np.ndarray, H: np.ndarray) -> list[tuple[float, floa
         gain, sigma = fit.first(cx, cy)
         starts.append((gain, fit, (cx, cy, sigma)))
     starts.sort(key=lambda start: -start[0])
-    fits = [fit.refine(*place) for _, fit, place in starts[:SOFT_GLARE_REFINED]]
-    if not fits or max(fits)[0] < MIN_SOFT_GLARE_GAIN:
+    best = max((fit.refine(*place) for _, fit, place in starts[:SOFT_GLARE_REFINED]),
+               default=None)  # the fit with the most gain: (gain, x, y, sigma, amplitude)
+    if best is None or best[0] < MIN_SOFT_GLARE_GAIN:
         return []
-    spots = [max(fits)[1:], guess]  # the fit with the most gain (x, y, sigma, amplitude)
+    spots = [best[1:], guess]
 
     def in_frame(cx: float, cy: float, sigma: float, amplitude: float
                  ) -> tuple[float, float, float, float]:
@@ -739,13 +740,20 @@ class _SpotFit:
         self.bins = 512 // SOFT_GLARE_BIN + 1
         self.plain = float(self.costs(np.zeros((1, self.xs.size), np.float32))[0])  # as it is
 
+    def _squared_distances(self, places: Sequence[tuple[float, float]]) -> np.ndarray:
+        """Each sampled pixel's squared distance (px) from each of *places* (a row each)."""
+        centres = np.asarray(places, np.float32)
+        return (np.square(self.xs[None] - centres[:, :1])
+                + np.square(self.ys[None] - centres[:, 1:]))
+
+    def _spot(self, d2: np.ndarray, sigma: float) -> np.ndarray:
+        """The unit spot of *sigma* (mm) at squared distances *d2*."""
+        return np.exp(-d2 / np.float32(2 * (sigma * self.r) ** 2))
+
     def spots(self, places: Sequence[tuple[float, float]], sigma: float) -> np.ndarray:
         """The unit spots (one row each) centred at *places* (x, y px) at the sampled
         pixels (sigma in mm)."""
-        centres = np.asarray(places, np.float32)
-        d2 = (np.square(self.xs[None] - centres[:, :1])
-              + np.square(self.ys[None] - centres[:, 1:]))
-        return np.exp(-d2 / np.float32(2 * (sigma * self.r) ** 2))
+        return self._spot(self._squared_distances(places), sigma)
 
     def costs(self, lifts: np.ndarray) -> np.ndarray:
         """The summed entropies of the three channels with each row of *lifts* (the
@@ -766,7 +774,8 @@ class _SpotFit:
         """(cost, amplitude, sigma) of the best of *sigmas* at (cx, cy), each sigma with
         its best amplitude: coarse, then (when *fine*) halving steps; the sigmas searched
         side by side."""
-        spots = [self.spots([(cx, cy)], s)[0] for s in sigmas]
+        d2 = self._squared_distances([(cx, cy)])[0]  # (the same for every sigma)
+        spots = [self._spot(d2, s) for s in sigmas]
         coarse = np.arange(0, SOFT_GLARE_MAX_AMPLITUDE + 1, SOFT_GLARE_AMPLITUDE_STEPS[0],
                            dtype=np.float32)
         costs = self.costs((coarse[None, :, None] * np.stack(spots)[:, None]).reshape(
