@@ -688,7 +688,8 @@ def align_twilight(frame: np.ndarray, quad: Quad, model: TwilightModel,
 
 
 def align_face(frame: np.ndarray, quad: Quad, face: np.ndarray, px_per_mm: float,
-               margin_mm: float, rounds: int = 1) -> Quad | None:
+               margin_mm: float, rounds: int = 1, iterations: int = OCCLUSION_ITERATIONS
+               ) -> Quad | None:
     """A card's outline made precise by an area alignment (ECC, affine: gain and offset
     of the light do not matter) of its *face* (grey float32 at *px_per_mm*) with the
     frame around *quad* (TL, TR, BR, BL), within about *margin_mm*. With more than one
@@ -701,7 +702,7 @@ def align_face(frame: np.ndarray, quad: Quad, face: np.ndarray, px_per_mm: float
     # the pixels the alignment may use: all of them at first (no mask: the same
     # alignment as a mask of every pixel, a tenth faster)
     valid: np.ndarray | None = None
-    criteria = (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, OCCLUSION_ITERATIONS, 1e-3)
+    criteria = (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, iterations, 1e-3)
     face_std = _standard(cv2.GaussianBlur(face, (0, 0), r)) if rounds > 1 else None
     for n in range(rounds):
         try:
