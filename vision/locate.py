@@ -88,9 +88,10 @@ OCCLUSION_AGREE = 0.5
 #: COVERED_SHIFT_MM and the scales COVERED_SCALES, then the usual precise pass. A hand
 #: over the card cuts the part its candidate was completed from, and the whole card
 #: taken from a cut part is often a tenth too small or too big (and off by several mm):
-#: on fresh seeds (600000+, 4000 scenes) 54 Twilight cards found under a hand had a
-#: corner more than 3 mm off, some 10-25 mm, and their zones missed side cards; the
-#: precise pass searched only +-2% and +-3 mm.
+#: on bench and fresh seeds (400000+ and 600000+, 8 x 500 scenes) 54 Twilight cards
+#: found had a corner more than 3 mm off (51 of them under a hand; some 10-25 mm), and
+#: their zones missed side cards; the precise pass searched only +-2% and +-3 mm. The
+#: wider fit leaves 46.
 COVERED_SHIFT_MM = 12.0
 COVERED_SCALES = (0.85, 0.9, 0.95, 1.05, 1.1, 1.15, 1.2)
 #: Last pass over a Twilight card seen whole (precise fit >= OCCLUDED_BELOW): an area
