@@ -695,7 +695,8 @@ def align_face(frame: np.ndarray, quad: Quad, face: np.ndarray, px_per_mm: float
     of the light do not matter) of its *face* (grey float32 at *px_per_mm*) with the
     frame around *quad* (TL, TR, BR, BL), within about *margin_mm*. With more than one
     round, what does not look like the face where it should (a hand, a card on top) is
-    left out of the next round. None when the alignment does not converge."""
+    left out of the next round; each round at most *iterations* ECC iterations. None
+    when the alignment does not converge."""
     r, m = px_per_mm, margin_mm
     h, w = face.shape
     H, seen = _card_window(frame, quad, r, m)
