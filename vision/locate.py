@@ -585,9 +585,7 @@ def locate(frame: np.ndarray, model: TwilightModel, *, mirror: bool = False,
                 continue  # which sides are moon is not clear (a hand over it)
             H_inner = cv2.getPerspectiveTransform(model.inner_mm, inner_quad.astype(np.float32))
             quad = cv2.perspectiveTransform(outer_mm, H_inner).reshape(4, 2)
-            quad, fine = refine_quad(warpable, quad, model.fine_blurred, REFINE_PX_PER_MM,
-                                     REFINE_SHIFT_MM, REFINE_TURNS_DEG, REFINE_SCALES,
-                                     blurred=True)
+            quad, fine = fit_face(warpable, quad, model)
             # a hand over the card can leave a fragment that fits nothing well; and the
             # card lies on the table in view (a sleeve of its colour at the image edge
             # does not)
@@ -626,14 +624,22 @@ def agreement(frame: np.ndarray, quad: Quad, model: TwilightModel) -> float:
     return float((np.abs(model.occlusion_standard - _standard(seen)) < OCCLUSION_AGREE).mean())
 
 
+def fit_face(frame: np.ndarray, quad: Quad, model: TwilightModel,
+             shift_mm: float = REFINE_SHIFT_MM, turns: tuple[float, ...] = REFINE_TURNS_DEG,
+             scales: tuple[float, ...] = REFINE_SCALES) -> tuple[Quad, float]:
+    """:func:`refine_quad` with the Twilight face (blurred once, in the model) at
+    REFINE_PX_PER_MM: the precise pass by default, wider with *shift_mm*, *turns* and
+    *scales*. Returns (quad, score)."""
+    return refine_quad(frame, quad, model.fine_blurred, REFINE_PX_PER_MM, shift_mm, turns,
+                       scales, blurred=True)
+
+
 def refit_covered(frame: np.ndarray, quad: Quad, model: TwilightModel) -> Quad:
     """The outline of a Twilight card a hand partly covers, fitted again over a wider
     range of places and sizes (COVERED_SHIFT_MM, COVERED_SCALES), then precisely as
     before; *quad* as it was when that leaves no plausible card."""
-    wide, _ = refine_quad(frame, quad, model.fine_blurred, REFINE_PX_PER_MM, COVERED_SHIFT_MM,
-                          (0.0,), COVERED_SCALES, blurred=True)
-    new, _ = refine_quad(frame, wide, model.fine_blurred, REFINE_PX_PER_MM, REFINE_SHIFT_MM,
-                         REFINE_TURNS_DEG, REFINE_SCALES, blurred=True)
+    wide, _ = fit_face(frame, quad, model, COVERED_SHIFT_MM, (0.0,), COVERED_SCALES)
+    new, _ = fit_face(frame, wide, model)
     return new if plausible(new) else quad
 
 

@@ -96,18 +96,18 @@ GLANCE_SCORE = 0.3
 #: it before it is given up.
 RESCUE_SCORE = 0.4
 #: Resolution (px/mm) of the final area alignment of a nearly named card, how far (mm)
-#: it may move it, and its most ECC iterations; fewer (GLANCE_ALIGN_ITERATIONS) for a
-#: fallback pose's card and for a rescue with a cult's mean face. An alignment that
-#: lands on a card (final correlation >= 0.8) settles within 12 (median 3, at most 12:
-#: 86 of 271 calls on 60 frames, seeds 460000+); most of the others are fallback poses
-#: on the table, which ran on to 25. With 12 for those, the sides read on 8 x 500 scenes
-#: (seeds 400000+ and 600000+) are the same as with 25; with 12 for the best pose's
-#: card too, a glared moon-adept (101776 north, style 1, 640x480), left unnamed at 25,
-#: was named a priest.
+#: it may move it, and its most ECC iterations; fewer (ROUGH_ALIGN_ITERATIONS) for a
+#: roughly found card: a fallback pose's, and a rescue with a cult's mean face. An
+#: alignment that lands on a card (final correlation >= 0.8) settles within 12 (median
+#: 3, at most 12: 86 of 271 calls on 60 frames, seeds 460000+); most of the others are
+#: fallback poses on the table, which ran on to 25. With 12 for those, the sides read on
+#: 8 x 500 scenes (seeds 400000+ and 600000+) are the same as with 25; with 12 for the
+#: best pose's card too, a glared moon-adept (101776 north, style 1, 640x480), left
+#: unnamed at 25, was named a priest.
 ALIGN_PX_PER_MM = 1.0
 ALIGN_MARGIN_MM = 4.0
 ALIGN_ITERATIONS = 25
-GLANCE_ALIGN_ITERATIONS = 12
+ROUGH_ALIGN_ITERATIONS = 12
 #: An alignment that leaves the best face's correlation below this is tried again from
 #: the card turned half round.
 FLIP_BELOW = 0.8
@@ -425,7 +425,7 @@ class Recogniser:
         if (not glance and RESCUE_SCORE <= ident.score < HOPELESS_SCORE
                 and ident.cult in self.cult_faces):
             quad, ident = self._align(frame, quad, ident, self.cult_faces[ident.cult],
-                                      iterations=GLANCE_ALIGN_ITERATIONS)
+                                      iterations=ROUGH_ALIGN_ITERATIONS)
         if ident.score < HOPELESS_SCORE:
             # nothing like a card of the deck here (an empty side, a fallback pose on
             # the table): no finer placement would change that
@@ -438,7 +438,7 @@ class Recogniser:
             # of misplacement is what makes one cleric look like another
             quad, ident = self._align(
                 frame, quad, ident, flip=not glance,
-                iterations=GLANCE_ALIGN_ITERATIONS if glance else ALIGN_ITERATIONS)
+                iterations=ROUGH_ALIGN_ITERATIONS if glance else ALIGN_ITERATIONS)
         ident = self._judge_pair(frame, quad, ident)
         if ident.card_id != "unknown" and (
                 ident.colour < MIN_COLOUR_AGREEMENT
