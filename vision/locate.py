@@ -266,7 +266,7 @@ def ring_holes(frame: np.ndarray, *, work_height: int = WORK_HEIGHT,
         k = max(3, int(h * RING_TOPHAT_FRACTION) | 1)
         hat = cv2.morphologyEx(gray, cv2.MORPH_TOPHAT,
                                cv2.getStructuringElement(cv2.MORPH_RECT, (k, k)))
-        bright = ((hat > RING_CONTRAST) * 255).astype(np.uint8)
+        bright = cv2.threshold(hat, RING_CONTRAST, 255, cv2.THRESH_BINARY)[1]
         # a thin border blurred by the lens and JPEG breaks here and there: mend it
         # (the hull of the hole, used below, does not mind what the mending joins)
         bright = cv2.morphologyEx(bright, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
