@@ -61,6 +61,7 @@ from vision.read import (
     FoundPoses,
     Identity,
     PairJudge,
+    percentile_f32,
     percentile_u8,
 )
 
@@ -722,7 +723,7 @@ def _guess_spot(dark: np.ndarray, floor: float, r: float, cx: int, cy: int
     for sigma in SOFT_GLARE_SIGMAS_MM:
         spot = np.exp(-d2 / np.float32(2 * (sigma * r) ** 2))
         core = spot >= SOFT_GLARE_CORE
-        amplitude = float(np.percentile(lift[core] / spot[core], SOFT_GLARE_ENVELOPE_PERCENT))
+        amplitude = percentile_f32(lift[core] / spot[core], SOFT_GLARE_ENVELOPE_PERCENT)
         if amplitude * sigma * sigma > best[0]:
             best = (amplitude * sigma * sigma, amplitude, sigma)
     _, amplitude, sigma = best
