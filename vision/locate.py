@@ -241,7 +241,7 @@ def shrunk_gray(frame: np.ndarray, scale: float) -> np.ndarray:
     """*frame* in grey, shrunk by area to *scale* (<= 1)."""
     gray = frame if frame.ndim == 2 else cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
     if scale < 1.0:
-        gray = cv2.resize(gray, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+        gray = cv2.resize(gray, None, fx=scale, fy=scale, interpolation=cv2.INTER_LINEAR)
     return gray
 
 
