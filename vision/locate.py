@@ -238,7 +238,9 @@ def as_gray(patch: np.ndarray) -> np.ndarray:
 
 
 def shrunk_gray(frame: np.ndarray, scale: float) -> np.ndarray:
-    """*frame* in grey, shrunk by area to *scale* (<= 1)."""
+    """*frame* in grey, shrunk bilinearly to *scale* (<= 1): what the ring stages look
+    for in it (a light border around a darker face, a sixth of the picture's height or
+    more) survives a bilinear 2/3 as well as an area shrink, at a fifth of its time."""
     gray = frame if frame.ndim == 2 else cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
     if scale < 1.0:
         gray = cv2.resize(gray, None, fx=scale, fy=scale, interpolation=cv2.INTER_LINEAR)
@@ -556,8 +558,7 @@ def locate(frame: np.ndarray, model: TwilightModel, *, mirror: bool = False,
     inner = (CARD_MM[0] - 2 * model.inset_mm, CARD_MM[1] - 2 * model.inset_mm)
     # (a card completed from a part in view must fit better than one seen whole)
     completed = max(min_score, MIN_COMPLETED_SCORE)
-    # both ring stages work on the same shrunk grey picture (an area shrink of a
-    # 1280x720 frame costs a few ms)
+    # both ring stages work on the same shrunk grey picture (made once)
     shrunk = shrunk_gray(frame, min(1.0, WORK_HEIGHT / frame.shape[0]))
     # ... and every warp reads the frame converted once (see warp_source)
     warpable = warp_source(frame) if warpable is None else warpable
