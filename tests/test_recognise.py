@@ -19,10 +19,10 @@ from companion.cards import SEATS, Seat
 from companion.cli import main
 from vision.annotate import annotate
 from vision.deck_art import render_card
-from vision.locate import zone_homography
+from vision.locate import warp_source, zone_homography
 from vision.profile import REQUIRED_IDS, DeckProfile, builtin_profile
 from vision.read import percentile_f32
-from vision.recognise import ZONE_PX_PER_MM, Recogniser, soft_glare_spots
+from vision.recognise import ZONE_PX_PER_MM, Recogniser, soft_glare_spots, spot_taken_off
 from vision.simulator import add_glare, random_table, render_scene
 
 #: Forced contents: (moon side cards, sun side cards) where the Twilight card lies
@@ -317,3 +317,16 @@ def test_a_soft_reflection_that_made_a_card_look_like_another_is_taken_off(
 def test_percentile_f32_is_numpys_linear_percentile_bit_for_bit(values, percent):
     # the soft spot's first guess takes it thousands of times a glared zone
     assert percentile_f32(values, percent) == float(np.percentile(values, percent))
+
+
+def test_a_soft_spot_is_taken_off_in_place_and_put_back():
+    scene = render_scene(100080)
+    frame = warp_source(scene.image)
+    before = frame.copy()
+    spot = (640.0, 360.0, 20.0, 60.0)
+    with spot_taken_off(frame, spot):
+        inside = frame[340:381, 620:661, :3].astype(int) - before[340:381, 620:661, :3]
+        assert inside.min() < -50  # the spot's centre darkened by nearly its strength
+        assert (frame[:, :550] == before[:, :550]).all()  # nothing beyond three sigmas
+        assert (frame[..., 3] == before[..., 3]).all()  # alpha untouched
+    assert (frame == before).all()

@@ -39,7 +39,7 @@ import cv2
 import numpy as np
 
 from companion.cards import BACK_IDS, CARD_IDS, Card
-from vision.locate import refine_blur, refine_quad
+from vision.locate import as_gray, refine_blur, refine_quad
 from vision.profile import (
     CARD_MM,
     CHROMA_MIN,
@@ -696,7 +696,7 @@ class CardFinder:
         placed by their outline (``"outline"``): the best is usually the card on top;
         the others are there for when it cannot be named (an older card beneath, or a
         neighbour, won; or no face fitted the card well)."""
-        gray = zone if zone.ndim == 2 else cv2.cvtColor(zone, cv2.COLOR_BGR2GRAY)
+        gray = as_gray(zone)  # (a zone warped out of a warp_source is B,G,R,A)
         gray = gray.astype(np.float32)
         zh, zw = gray.shape
         s = self.px_per_mm

@@ -41,7 +41,8 @@ import json
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -271,7 +272,8 @@ class Recogniser:
     def read_side(self, frame: np.ndarray, pose: TwilightPose, seat: Seat | str,
                   warpable: np.ndarray | None = None) -> SideReading:
         """The uppermost card at *seat*'s side of the Twilight card (see module doc);
-        *warpable* as for :meth:`locate`."""
+        *warpable* as for :meth:`locate` (a soft glare spot is taken off it while the side
+        is read again, and put back: see :func:`spot_taken_off`)."""
         seat = Seat.parse(seat) if isinstance(seat, str) else seat
         side = pose.seat_side(seat)
         self.side_ms = {"zone_ms": 0.0, "find_ms": 0.0, "match_ms": 0.0}
@@ -281,9 +283,9 @@ class Recogniser:
             warpable = _locate.warp_source(frame)
         reading = self._read_found(warpable, seat, H, hypotheses)
         if reading.card_id in (None, "unknown") and reading.outline[0] >= SOFT_GLARE_CARD_SCORE:
-            reading = self._read_without_glare(frame, seat, H, hypotheses) or reading
+            reading = self._read_without_glare(frame, warpable, seat, H, hypotheses) or reading
         elif reading.card_id is not None and reading.confidence < SOFT_GLARE_DOUBT:
-            reading = self._doubt_glare(frame, seat, H, reading)
+            reading = self._doubt_glare(frame, warpable, seat, H, reading)
         return reading
 
     def _find(self, frame: np.ndarray, H: np.ndarray) -> FoundPoses:
@@ -323,32 +325,34 @@ class Recogniser:
         self._add_ms("match_ms", time.perf_counter() - t0)
         return best
 
-    def _read_without_glare(self, frame: np.ndarray, seat: Seat, H: np.ndarray,
-                            hypotheses: FoundPoses) -> SideReading | None:
+    def _read_without_glare(self, frame: np.ndarray, warpable: np.ndarray, seat: Seat,
+                            H: np.ndarray, hypotheses: FoundPoses) -> SideReading | None:
         """The side read again with its soft glare spot taken off (see MIN_SOFT_GLARE),
         as fitted and as first guessed: the reading that names a card, the fitted
-        spot's first, else None; and None when the two name different cards."""
+        spot's first, else None; and None when the two name different cards. The spot is
+        taken off *warpable* (the frame's warp_source) while the side is read again."""
         named = [reading for reading in (
-            self._read_without_spot(frame, seat, H, hypotheses, spot)
+            self._read_without_spot(warpable, seat, H, hypotheses, spot)
             for spot in self._soft_glare(frame, H)) if reading is not None]
         return _agreed(named)
 
-    def _read_without_spot(self, frame: np.ndarray, seat: Seat, H: np.ndarray,
+    def _read_without_spot(self, warpable: np.ndarray, seat: Seat, H: np.ndarray,
                            hypotheses: FoundPoses, spot: tuple[float, float, float, float]
                            ) -> SideReading | None:
         """The side read again with *spot* taken off: the reading when that names a
         card, else None. When the spot does not move the best pose found, only that
         pose is read again, and only when the spot lies on it (the other poses were
         read already, and a spot off the card changes neither where nor what it is)."""
-        clear = without_soft_glare(frame, spot)
-        again = self._find(clear, H)
-        if again and again[0][2] == hypotheses[0][2] and float(np.abs(
-                again[0][0] - hypotheses[0][0]).max()) <= SAME_POSE_MM * ZONE_PX_PER_MM:
-            quad = cv2.perspectiveTransform(hypotheses[0][0].reshape(-1, 1, 2).astype(np.float64), H)
-            if _off_card(spot, quad.reshape(4, 2)):
-                return None
-            again = FoundPoses(again[:1], list)
-        reading = self._read_found(_locate.warp_source(clear), seat, H, again)
+        with spot_taken_off(warpable, spot):
+            again = self._find(warpable, H)
+            if again and again[0][2] == hypotheses[0][2] and float(np.abs(
+                    again[0][0] - hypotheses[0][0]).max()) <= SAME_POSE_MM * ZONE_PX_PER_MM:
+                quad = cv2.perspectiveTransform(
+                    hypotheses[0][0].reshape(-1, 1, 2).astype(np.float64), H)
+                if _off_card(spot, quad.reshape(4, 2)):
+                    return None
+                again = FoundPoses(again[:1], list)
+            reading = self._read_found(warpable, seat, H, again)
         return reading if reading.card_id not in (None, "unknown") else None
 
     def _soft_glare(self, frame: np.ndarray, H: np.ndarray
@@ -359,8 +363,8 @@ class Recogniser:
         self._add_ms("zone_ms", time.perf_counter() - t0)
         return spots
 
-    def _doubt_glare(self, frame: np.ndarray, seat: Seat, H: np.ndarray,
-                     reading: SideReading) -> SideReading:
+    def _doubt_glare(self, frame: np.ndarray, warpable: np.ndarray, seat: Seat,
+                     H: np.ndarray, reading: SideReading) -> SideReading:
         """A faintly named card with a soft glare spot on it, read again without the
         spot (as fitted and as first guessed): the card named then (what the spot hid
         may have made it look like another card), else, or when the two name different
@@ -370,8 +374,8 @@ class Recogniser:
         for spot in self._soft_glare(frame, H):
             if _off_card(spot, reading.quad):
                 continue
-            clear = without_soft_glare(frame, spot)
-            again = self._read_found(_locate.warp_source(clear), seat, H, self._find(clear, H))
+            with spot_taken_off(warpable, spot):
+                again = self._read_found(warpable, seat, H, self._find(warpable, H))
             if again.card_id not in (None, "unknown"):
                 named.append(again)
         return _agreed(named) or reading
@@ -855,24 +859,33 @@ class _SpotFit:
         return self.plain - cost, cx, cy, sigma, float(amplitude)
 
 
-def without_soft_glare(frame: np.ndarray, spot: tuple[float, float, float, float]) -> np.ndarray:
-    """*frame* with the soft glare *spot* (:func:`soft_glare`) taken off every channel,
-    within three sigmas of it; a saturated pixel is left as it is (it shows nothing, and
+@contextmanager
+def spot_taken_off(frame: np.ndarray, spot: tuple[float, float, float, float]
+                   ) -> Iterator[np.ndarray]:
+    """*frame* (B,G,R or a :func:`~vision.locate.warp_source`'s B,G,R,A) with the soft
+    glare *spot* (:func:`soft_glare_spots`) taken off every colour channel within three
+    sigmas of it, in place while the block runs, and as it was again after: no copy of
+    the frame is made. A saturated pixel is left as it is (it shows nothing, and
     :func:`glare` leaves it out)."""
     x, y, sigma, amplitude = spot
     fh, fw = frame.shape[:2]
     x0, y0 = max(0, int(x - 3 * sigma)), max(0, int(y - 3 * sigma))
     x1, y1 = min(fw, int(x + 3 * sigma) + 1), min(fh, int(y + 3 * sigma) + 1)
-    out = frame.copy()
     if x1 <= x0 or y1 <= y0:
-        return out
+        yield frame
+        return
+    region = frame[y0:y1, x0:x1]
+    saved = region.copy()
+    part = np.ascontiguousarray(saved[..., :3])
     ys, xs = np.mgrid[y0:y1, x0:x1].astype(np.float32)
     lift = amplitude * np.exp(-((xs - x) ** 2 + (ys - y) ** 2) / np.float32(2 * sigma * sigma))
-    part = frame[y0:y1, x0:x1]
     clear = np.clip(part.astype(np.float32) - lift[..., None], 0, 255).astype(np.uint8)
     saturated = cv2.inRange(part, (GLARE_LEVEL,) * 3, (255,) * 3)[..., None] > 0
-    out[y0:y1, x0:x1] = np.where(saturated, part, clear)
-    return out
+    region[..., :3] = np.where(saturated, part, clear)
+    try:
+        yield frame
+    finally:
+        region[...] = saved
 
 
 def _sure(ident: Identity) -> bool:
