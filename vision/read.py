@@ -276,8 +276,9 @@ def percentile_f32(values: np.ndarray, percent: int) -> float:
     virtual = n * q + (1 + q * -1) - 1  # numpy's virtual index of the linear method
     if virtual >= n - 1:
         return float(values.max())
-    prev = int(np.floor(max(virtual, 0.0)))
-    gamma = max(virtual, 0.0) - prev
+    virtual = max(virtual, 0.0)
+    prev = int(np.floor(virtual))
+    gamma = virtual - prev
     part = np.partition(values, (prev, prev + 1))
     a, b = part[prev], part[prev + 1]
     diff = b - a
