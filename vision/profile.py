@@ -33,6 +33,7 @@ import cv2
 import numpy as np
 
 from companion.cards import BACK_IDS, CARD_IDS, TWILIGHT_ID, Card, Cult
+from vision.imagefile import read_image
 
 FORMAT = "twilight-deck/1"
 #: Card size in millimetres (width, height), portrait — the standard size of the deck.
@@ -267,7 +268,7 @@ def read_enrolment(folder: str | os.PathLike) -> dict[str, np.ndarray]:
         if too_big:
             problems.append(f"{path.name}: {too_big}")
             continue
-        img = cv2.imread(str(path), cv2.IMREAD_COLOR)
+        img = read_image(path)
         if img is None or img.size == 0 or min(img.shape[:2]) < 16:
             problems.append(f"unreadable image: {path.name}")
             continue

@@ -51,6 +51,7 @@ import numpy as np
 
 from companion.cards import CARD_IDS, SEATS, Card, Seat
 from vision import locate as _locate
+from vision.imagefile import read_image
 from vision.profile import CARD_MM, DeckProfile, ProfileError, load_deck
 from vision.read import (
     MATCH_PX_PER_MM,
@@ -944,7 +945,7 @@ def run(args) -> int:
         out_dir.mkdir(parents=True, exist_ok=True)
     failed = 0
     for name in args.images:
-        frame = cv2.imread(name, cv2.IMREAD_COLOR) if os.path.isfile(name) else None
+        frame = read_image(name) if os.path.isfile(name) else None
         if frame is None:
             failed += 1
             reason = "no such file" if not os.path.exists(name) else "not a readable image"

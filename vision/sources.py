@@ -209,13 +209,13 @@ class FrameFolder:
         self._next = 0
 
     def read(self) -> np.ndarray | None:
-        import cv2
+        from vision.imagefile import read_image
 
         if self._next >= len(self.files):
             return None
         path = self.files[self._next]
         self._next += 1
-        frame = cv2.imread(path, cv2.IMREAD_COLOR)
+        frame = read_image(path)
         if frame is None:
             raise SourceError(f"{path}: not a readable image")
         return frame
