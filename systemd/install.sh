@@ -25,8 +25,9 @@ APT_PACKAGES=(
   python3-venv python3-pip python3-picamera2 python3-opencv python3-numpy
   python3-gpiozero python3-lgpio python3-flask python3-waitress python3-pil
 )
-# Not packaged by apt on every release: installed with pip into the venv.
-PIP_ONLY=(segno)
+# Not packaged by apt on every release: installed with pip into the venv
+# (pyspng, the fast PNG decoder, is optional: without it OpenCV reads PNG files).
+PIP_ONLY=(segno pyspng)
 
 DRY=0
 for arg in "$@"; do
