@@ -44,7 +44,10 @@ def read_image(path: str | os.PathLike) -> np.ndarray | None:
     path = os.fspath(path)
     try:
         with open(path, "rb") as fh:
-            data = fh.read()
+            # (only a PNG is read whole here: anything else is OpenCV's to read)
+            data = fh.read(len(PNG_SIGNATURE))
+            if data == PNG_SIGNATURE:
+                data += fh.read()
     except OSError:
         return None
     if data.startswith(PNG_SIGNATURE) and not _exif_before_pixels(data):
