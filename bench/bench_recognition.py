@@ -178,7 +178,17 @@ def cli(images: int, runs: int = 5) -> dict:
                 "peak_rss_mb": max((r["peak_rss_mb"] or 0.0) for r in each),
             }
     out["load_average_1min"] = round(os.getloadavg()[0], 2)
+    out["png_decoder"] = _png_decoder()
     return out
+
+
+def _png_decoder() -> str:
+    """Which library decodes the PNG frames (see vision.imagefile)."""
+    from vision import imagefile
+
+    spng = imagefile._pyspng()
+    return f"libspng (pyspng {spng.__version__})" if spng is not None else \
+        f"OpenCV {cv2.__version__}"
 
 
 def _cli_run(paths: list[str]) -> dict:
