@@ -2,7 +2,7 @@
 ``cv2.imread(path, cv2.IMREAD_COLOR)`` gives, PNG decoded faster.
 
 A 1280x720 PNG frame takes OpenCV about 14.5 ms to decode on one core (10.8 ms of it
-zlib's inflate), about a quarter of reading a frame of the table. libspng (through
+zlib's inflate), a quarter of what ``recognise`` spends on a frame. libspng (through
 pyspng) decodes the same file to the same pixels in about 10.3 ms. Everything else,
 and any PNG libspng refuses or that carries an EXIF orientation (which OpenCV applies),
 is read by OpenCV as before; so is every PNG where pyspng is not installed (it is
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import struct
+from typing import Any
 
 import cv2
 import numpy as np
@@ -20,7 +21,7 @@ import numpy as np
 #: The eight bytes every PNG file starts with.
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
-_spng: object | None = None
+_spng: Any = None  # the pyspng module, once imported
 _spng_tried = False
 
 
