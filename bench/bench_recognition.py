@@ -31,6 +31,7 @@ import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 
 from companion.cards import SEATS  # noqa: E402
+from vision.imagefile import png_decoder  # noqa: E402
 from vision.profile import builtin_profile  # noqa: E402
 from vision.recognise import Recogniser  # noqa: E402
 from vision.simulator import render_scene  # noqa: E402
@@ -178,17 +179,8 @@ def cli(images: int, runs: int = 5) -> dict:
                 "peak_rss_mb": max((r["peak_rss_mb"] or 0.0) for r in each),
             }
     out["load_average_1min"] = round(os.getloadavg()[0], 2)
-    out["png_decoder"] = _png_decoder()
+    out["png_decoder"] = png_decoder()
     return out
-
-
-def _png_decoder() -> str:
-    """Which library decodes the PNG frames (see vision.imagefile)."""
-    from vision import imagefile
-
-    spng = imagefile._pyspng()
-    return f"libspng (pyspng {spng.__version__})" if spng is not None else \
-        f"OpenCV {cv2.__version__}"
 
 
 def _cli_run(paths: list[str]) -> dict:

@@ -110,8 +110,7 @@ def test_a_png_with_an_exif_orientation_is_turned_as_opencv_turns_it(
 
 def test_without_pyspng_every_png_is_read_by_opencv(tmp_path: Path, frame: np.ndarray,
                                                      monkeypatch) -> None:
-    monkeypatch.setattr(imagefile, "_spng", None)
-    monkeypatch.setattr(imagefile, "_spng_tried", True)
+    monkeypatch.setattr(imagefile, "_pyspng", lambda: None)
     path = tmp_path / "frame.png"
     path.write_bytes(_cv_png(frame))
     np.testing.assert_array_equal(read_image(path), frame)

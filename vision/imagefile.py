@@ -11,6 +11,7 @@ imported lazily, once).
 
 from __future__ import annotations
 
+import functools
 import os
 import struct
 from typing import Any
@@ -21,21 +22,22 @@ import numpy as np
 #: The eight bytes every PNG file starts with.
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
-_spng: Any = None  # the pyspng module, once imported
-_spng_tried = False
 
-
-def _pyspng():
+@functools.cache
+def _pyspng() -> Any:
     """The pyspng module, or None where it cannot be imported (tried once)."""
-    global _spng, _spng_tried
-    if not _spng_tried:
-        _spng_tried = True
-        try:
-            import pyspng
-        except ImportError:
-            pyspng = None
-        _spng = pyspng
-    return _spng
+    try:
+        import pyspng
+    except ImportError:
+        return None
+    return pyspng
+
+
+def png_decoder() -> str:
+    """Which library :func:`read_image` decodes PNG files with (for benchmarks)."""
+    spng = _pyspng()
+    return f"libspng (pyspng {spng.__version__})" if spng is not None else \
+        f"OpenCV {cv2.__version__}"
 
 
 def read_image(path: str | os.PathLike) -> np.ndarray | None:
@@ -46,20 +48,16 @@ def read_image(path: str | os.PathLike) -> np.ndarray | None:
     try:
         with open(path, "rb") as fh:
             # (only a PNG is read whole here: anything else is OpenCV's to read)
-            data = fh.read(len(PNG_SIGNATURE))
-            if data == PNG_SIGNATURE:
-                data += fh.read()
+            png = fh.read(len(PNG_SIGNATURE)) == PNG_SIGNATURE
+            data = PNG_SIGNATURE + fh.read() if png else b""
     except OSError:
         return None
-    if data.startswith(PNG_SIGNATURE) and not _exif_before_pixels(data):
-        spng = _pyspng()
-        if spng is not None:
-            try:
-                rgb = spng.load(data, "RGB")
-            except Exception:  # noqa: BLE001 - libspng refused it: OpenCV decides below
-                rgb = None
-            if rgb is not None:
-                return cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR)
+    spng = _pyspng() if png and not _exif_before_pixels(data) else None
+    if spng is not None:
+        try:
+            return cv2.cvtColor(spng.load(data, "RGB"), cv2.COLOR_RGB2BGR)
+        except Exception:  # noqa: BLE001 - libspng refused it: OpenCV decides below
+            pass
     return cv2.imread(path, cv2.IMREAD_COLOR)
 
 
@@ -77,4 +75,4 @@ def _exif_before_pixels(data: bytes) -> bool:
     return False
 
 
-__all__ = ["PNG_SIGNATURE", "read_image"]
+__all__ = ["PNG_SIGNATURE", "png_decoder", "read_image"]
