@@ -19,9 +19,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from companion.cards import Cult, Seat
-from companion.deal import random_plays
-from companion.rules import Hand
+from companion.core.cards import Cult, Seat
+from companion.core.deal import random_plays
+from companion.core.rules import Hand
 
 RUNS = 20
 HANDS = 2000

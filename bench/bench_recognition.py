@@ -30,11 +30,11 @@ from pathlib import Path  # noqa: E402
 import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 
-from companion.cards import SEATS  # noqa: E402
+from companion.core.cards import SEATS  # noqa: E402
 from vision.imagefile import png_decoder  # noqa: E402
 from vision.profile import builtin_profile  # noqa: E402
 from vision.recognise import Recogniser  # noqa: E402
-from vision.simulator import render_scene  # noqa: E402
+from vision.sim.simulator import render_scene  # noqa: E402
 
 SEED0 = 400_000
 SIZES = ((1280, 720), (640, 480))

@@ -90,7 +90,7 @@ def truth_hands(folder: Path) -> list[dict]:
 
 
 def logged_hands(data: Path) -> list[dict]:
-    from companion.gamelog import GameLog
+    from companion.core.gamelog import GameLog
 
     log = GameLog.open(data)
     try:

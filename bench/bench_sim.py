@@ -13,8 +13,8 @@ import statistics
 import time
 from pathlib import Path
 
-from vision.sim_bench import contact_sheet, movie_strip, one_core, time_movie, time_scenes
-from vision.simulator import prepare
+from vision.sim.bench import contact_sheet, movie_strip, one_core, time_movie, time_scenes
+from vision.sim.simulator import prepare
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SIZE = (1280, 720)

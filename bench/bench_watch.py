@@ -31,9 +31,9 @@ from pathlib import Path
 
 from companion.app import Companion, Options
 from companion.config import Config
-from companion.gamelog import GameLog
-from vision.movie import SimulatedTable
-from vision.sim_decks import taught_deck
+from companion.core.gamelog import GameLog
+from vision.sim.movie import SimulatedTable
+from vision.sim.decks import taught_deck
 from vision.tracker import TableTracker
 
 SEED0 = 200_000

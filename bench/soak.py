@@ -122,8 +122,8 @@ def _get(port: int, path: str) -> dict:
 def _logged_hands(data: Path) -> tuple[list[dict], dict[str, int]]:
     """Every complete hand in the log, oldest first (C2 plays and score), and how often
     the simulated players had to help (table plays, corrections, undos, new matches)."""
-    from companion.gamelog import GameLog
-    from companion.records import read_hand
+    from companion.core.gamelog import GameLog
+    from companion.core.records import read_hand
 
     log = GameLog.open(data)
     try:
@@ -153,7 +153,7 @@ def _logged_hands(data: Path) -> tuple[list[dict], dict[str, int]]:
 def demo_truth(hands: int, seed: int, speed: float, size: tuple[int, int]) -> list[dict]:
     """The demo table's hands (plays and score) as ``demo --seed`` plays them: the same
     movie without pictures (the game does not depend on rendering)."""
-    from vision.movie import HandMovie
+    from vision.sim.movie import HandMovie
     from vision.sources import DEFAULT_SIZE
 
     movie = HandMovie(seed, 0, size or DEFAULT_SIZE, 10.0, hands=hands, speed=speed,

@@ -22,8 +22,8 @@ from typing import IO, Any
 
 from companion.config import Config, ConfigError, load_config
 from companion.console import ConsoleReporter
-from companion.gamelog import GameLog, LogError, data_dir
-from companion.rules import RuleError
+from companion.core.gamelog import GameLog, LogError, data_dir
+from companion.core.rules import RuleError
 from companion.sdnotify import notify, watchdog_interval
 
 logger = logging.getLogger("twilight")

@@ -23,7 +23,7 @@ HANDLERS = {
     "deck print": "vision.printsheet:run",
     "deck enrol": "vision.profile:run_enrol",
     "recognise": "vision.recognise:run",
-    "simulate": "vision.movie:run",
+    "simulate": "vision.sim.movie:run",
     "watch": "companion.app:run_watch",
     "serve": "companion.app:run_serve",
     "demo": "companion.app:run_demo",

@@ -13,9 +13,9 @@ import sys
 import time
 from typing import Any, TextIO
 
-from companion.cards import Seat
-from companion.deal import random_plays
-from companion.gamelog import GameLog
+from companion.core.cards import Seat
+from companion.core.deal import random_plays
+from companion.core.gamelog import GameLog
 
 
 class ConsoleReporter:

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from companion.gamelog import GameLog
-from companion.rules import RuleError
+from companion.core.gamelog import GameLog
+from companion.core.rules import RuleError
 
 #: Frames after a card's "clear" frame before the players step in (10 fps: 3 s).
 OVERDUE_FRAMES = 30
@@ -37,7 +37,7 @@ Play = tuple[str, str]
 class DemoTable:
     """Keeps the game log in step with the simulator's truth, like players would.
 
-    ``table`` is the demo camera (:class:`vision.movie.SimulatedTable`): its
+    ``table`` is the demo camera (:class:`vision.sim.movie.SimulatedTable`): its
     ``truth_events`` (C7, with ``hand_index`` and ``clear_frame``), ``frame_index``
     and, when it lets old truth go, ``truth_dropped`` and ``first_kept_hand`` with
     ``hand_records`` (for each hand's moon sides).

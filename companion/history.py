@@ -7,8 +7,8 @@ import json
 import sys
 import time
 
-from companion.game import GameError
-from companion.gamelog import GameLog, LogError
+from companion.core.game import GameError
+from companion.core.gamelog import GameLog, LogError
 
 
 def _open(args: argparse.Namespace) -> GameLog | None:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import sys
 
-from companion import jsonio
-from companion.match import Match
-from companion.records import RecordError, load, read_record
+from companion.core import jsonio
+from companion.core.match import Match
+from companion.core.records import RecordError, load, read_record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

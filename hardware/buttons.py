@@ -24,12 +24,12 @@ from typing import TYPE_CHECKING, Any
 from gpiozero import Button, Buzzer
 from gpiozero.pins import Factory
 
-from companion.rules import RuleError
+from companion.core.rules import RuleError
 from hardware import pins as gpio_pins
 from hardware.pins import NEXT_BUTTON_PIN, UNDO_BUTTON_PIN, PinSpec
 
 if TYPE_CHECKING:
-    from companion.gamelog import GameLog
+    from companion.core.gamelog import GameLog
 
 logger = logging.getLogger(__name__)
 

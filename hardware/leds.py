@@ -52,7 +52,7 @@ from hardware.config import SEAT_NAMES, HardwareConfig
 from hardware.pins import DEFAULT_LED_PINS, PinSpec
 
 if TYPE_CHECKING:
-    from companion.gamelog import GameLog
+    from companion.core.gamelog import GameLog
     from hardware.buttons import Buttons
 
 logger = logging.getLogger(__name__)

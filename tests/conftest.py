@@ -21,7 +21,7 @@ def cli() -> list[str]:
 
 @pytest.fixture
 def log(tmp_path):
-    from companion.gamelog import GameLog
+    from companion.core.gamelog import GameLog
 
     game_log = GameLog.open(tmp_path / "data")
     yield game_log

@@ -216,7 +216,7 @@ def cpu_seconds(pid: int) -> float:
 def logged_plays(data: Path) -> tuple[list[tuple[str, str]], str, int]:
     """(plays of the current hand, integrity_check, number of hands finished) from the
     game log on disk — what survived, replayed exactly as the companion does."""
-    from companion.game import Game
+    from companion.core.game import Game
 
     db = sqlite3.connect(data / "game.sqlite3", timeout=10)
     try:

@@ -24,7 +24,7 @@ from test_web_helpers import (
     three_player_game,
 )
 
-from companion.gamelog import GameLog
+from companion.core.gamelog import GameLog
 from web import create_app
 
 pytestmark = pytest.mark.browser

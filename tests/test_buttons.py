@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterator
 import pytest
 from gpiozero.pins.mock import MockFactory
 
-from companion.cards import CARDS
-from companion.gamelog import GameLog
+from companion.core.cards import CARDS
+from companion.core.gamelog import GameLog
 from hardware.buttons import NOTHING_BEEP, REFUSED_BEEP, Buttons
 from hardware.config import HardwareConfig
 from hardware.leds import Timings, start

@@ -8,7 +8,7 @@ import cv2
 import numpy as np
 import pytest
 
-from companion.cards import BACK_IDS, CARD_IDS, TWILIGHT_ID, Card, Cult
+from companion.core.cards import BACK_IDS, CARD_IDS, TWILIGHT_ID, Card, Cult
 from vision.deck_art import ALL_IDS, CARD_MM, STYLES, render_card, render_print
 
 PX = 4.0

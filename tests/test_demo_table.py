@@ -9,16 +9,16 @@ from pathlib import Path
 from typing import Any
 
 from companion.demo_table import OVERDUE_FRAMES, DemoTable
-from companion.gamelog import GameLog
-from companion.rules import RuleError
-from vision.movie import HandMovie, SimulatedTable
+from companion.core.gamelog import GameLog
+from companion.core.rules import RuleError
+from vision.sim.movie import HandMovie, SimulatedTable
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = (320, 180)
 
 
 class MovieTruth:
-    """What the demo camera (vision.movie.SimulatedTable) exposes: truth and frame."""
+    """What the demo camera (vision.sim.movie.SimulatedTable) exposes: truth and frame."""
 
     def __init__(self, movie: HandMovie) -> None:
         self.truth_events = movie.events

@@ -29,9 +29,9 @@ from hypothesis import strategies as st
 from serve_helpers import command
 
 from companion import cli
-from companion.cards import CARD_IDS, Seat
-from companion.deal import random_plays
-from companion.gamelog import GameLog
+from companion.core.cards import CARD_IDS, Seat
+from companion.core.deal import random_plays
+from companion.core.gamelog import GameLog
 from web import create_app
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "0")) or None
@@ -315,7 +315,7 @@ def test_deck_enrol_refuses_broken_huge_and_wrong_type_images(tmp_path):
     """C5: any unreadable image is exit 2 and a message naming it; nothing is written."""
     import cv2
 
-    from companion.cards import TWILIGHT_ID
+    from companion.core.cards import TWILIGHT_ID
 
     good = np.full((140, 100, 3), 200, np.uint8)
     cv2.rectangle(good, (10, 10), (90, 130), (30, 60, 120), 3)

@@ -13,10 +13,10 @@ import time
 
 import pytest
 
-from companion.cards import Seat
-from companion.deal import random_plays
-from companion.gamelog import GameLog, LogError, data_dir
-from companion.rules import IllegalPlay, RuleError
+from companion.core.cards import Seat
+from companion.core.deal import random_plays
+from companion.core.gamelog import GameLog, LogError, data_dir
+from companion.core.rules import IllegalPlay, RuleError
 
 
 def play_hand(log: GameLog, seed: int, n: int = 28, leader: Seat | None = None) -> list:
@@ -170,7 +170,7 @@ def test_concurrent_appends_from_threads(log) -> None:
             played = {p["card"] for p in snap["hand"]["plays"]}
             free = [c for c in log.correction_choices(1)] if snap["hand"]["plays"] else []
             del free
-            from companion.cards import CARDS
+            from companion.core.cards import CARDS
 
             card = next((c.id for c in CARDS if c.cult.value == cult and c.id not in played),
                         None)
@@ -232,8 +232,8 @@ def test_data_dir_choice(monkeypatch, tmp_path) -> None:
 
 WRITER = r"""
 import random, sys
-from companion.cards import CARDS
-from companion.gamelog import GameLog
+from companion.core.cards import CARDS
+from companion.core.gamelog import GameLog
 log = GameLog.open(sys.argv[1])
 rng = random.Random(int(sys.argv[2]))
 while True:

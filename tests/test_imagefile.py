@@ -13,7 +13,7 @@ from PIL import Image
 
 from vision import imagefile
 from vision.imagefile import read_image
-from vision.simulator import render_scene
+from vision.sim.simulator import render_scene
 
 
 @pytest.fixture(scope="module")

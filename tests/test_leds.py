@@ -19,8 +19,8 @@ import pytest
 from gpiozero import LED
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
-from companion.cards import CARDS
-from companion.gamelog import GameLog
+from companion.core.cards import CARDS
+from companion.core.gamelog import GameLog
 from hardware import pins as gpio_pins
 from hardware.config import HardwareConfig
 from hardware.leds import (

@@ -239,7 +239,7 @@ def test_twenty_phones_for_a_minute(tmp_path, tmp_path_factory):
 def test_a_stream_frees_its_place_before_saying_bye(tmp_path):
     """A page reconnects as soon as it reads ``bye``: the place must be free by then,
     or the page is refused and falls back to polling (seen in the 10-minute soak)."""
-    from companion.gamelog import GameLog
+    from companion.core.gamelog import GameLog
     from web import create_app
 
     log = GameLog.open(tmp_path / "data")

@@ -7,7 +7,7 @@ import cv2
 import numpy as np
 import pytest
 
-from companion.cards import Seat
+from companion.core.cards import Seat
 from vision.locate import (
     CARD_CORNERS_MM,
     MIN_QUARTER_TURN_MARGIN,
@@ -22,7 +22,7 @@ from vision.locate import (
     zone_outline,
 )
 from vision.profile import builtin_profile
-from vision.simulator import render_scene
+from vision.sim.simulator import render_scene
 
 
 @pytest.fixture(scope="module")

@@ -15,11 +15,11 @@ import cv2
 import numpy as np
 import pytest
 
-from companion.cards import Card, Seat
+from companion.core.cards import Card, Seat
 from companion.cli import main as cli_main
-from companion.records import read_hand, read_match
-from companion.rules import Hand
-from vision.movie import (
+from companion.core.records import read_hand, read_match
+from companion.core.rules import Hand
+from vision.sim.movie import (
     FRAME_PATTERN,
     MATCH_PATTERN,
     MIN_VISIBLE_S,
@@ -28,7 +28,7 @@ from vision.movie import (
     SimulatedTable,
     run,
 )
-from vision.simulator import seat_of_direction
+from vision.sim.simulator import seat_of_direction
 
 TINY = (320, 180)
 VISIBLE_S = 0.8  # what the issue asks for; MIN_VISIBLE_S adds a margin
@@ -337,7 +337,7 @@ def test_demo_camera_keeps_only_the_newest_hands_and_lies_still_at_the_end() -> 
 
 
 def test_demo_source_is_read_like_a_recording_when_not_paced_in_real_time() -> None:
-    from vision.movie import DEMO_KEEP_HANDS
+    from vision.sim.movie import DEMO_KEEP_HANDS
     from vision.sources import open_source
 
     paced = open_source("demo", TINY, seed=1)

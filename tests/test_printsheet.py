@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from companion.cards import CARD_IDS, TWILIGHT_ID, Card
+from companion.core.cards import CARD_IDS, TWILIGHT_ID, Card
 from vision.deck_art import render_print
 from vision.printsheet import (
     DPI,

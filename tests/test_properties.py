@@ -7,9 +7,9 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from companion.cards import CARDS, SEATS, Cult
-from companion.deal import random_plays
-from companion.rules import Hand, IllegalPlay
+from companion.core.cards import CARDS, SEATS, Cult
+from companion.core.deal import random_plays
+from companion.core.rules import Hand, IllegalPlay
 
 seeds = st.integers(min_value=0, max_value=2**32 - 1)
 leaders = st.sampled_from(SEATS)

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from watch_helpers import glare_on_card
 
-from companion.cards import SEATS, Seat
+from companion.core.cards import SEATS, Seat
 from companion.cli import main
 from vision.annotate import annotate
 from vision.deck_art import render_card
@@ -23,7 +23,7 @@ from vision.locate import warp_source, zone_homography
 from vision.profile import REQUIRED_IDS, DeckProfile, builtin_profile
 from vision.read import percentile_f32
 from vision.recognise import ZONE_PX_PER_MM, Recogniser, soft_glare_spots, spot_taken_off
-from vision.simulator import add_glare, random_table, render_scene
+from vision.sim.simulator import add_glare, random_table, render_scene
 
 #: Forced contents: (moon side cards, sun side cards) where the Twilight card lies
 #: square (twilight_deg 0: north and south are moon seats).

@@ -9,10 +9,10 @@ import subprocess
 
 import pytest
 
-from companion.cards import SEATS, Seat
-from companion.deal import random_plays
-from companion.match import HandSetup, Match
-from companion.records import (
+from companion.core.cards import SEATS, Seat
+from companion.core.deal import random_plays
+from companion.core.match import HandSetup, Match
+from companion.core.records import (
     RecordError,
     hand_record,
     load,
@@ -21,7 +21,7 @@ from companion.records import (
     read_match,
     read_record,
 )
-from companion.rules import Hand
+from companion.core.rules import Hand
 
 R6_PLAYS = [
     ("east", "sun-hierarch"), ("south", "moon-novice"), ("west", "sun-souls-7"),

@@ -6,10 +6,10 @@ import random
 
 import pytest
 
-from companion.cards import CARDS, SEATS, Card, Cult, Seat, UnknownName
-from companion.deal import random_plays
-from companion.match import HandSetup, decide, rotate_three
-from companion.rules import Hand, IllegalPlay, RuleError
+from companion.core.cards import CARDS, SEATS, Card, Cult, Seat, UnknownName
+from companion.core.deal import random_plays
+from companion.core.match import HandSetup, decide, rotate_three
+from companion.core.rules import Hand, IllegalPlay, RuleError
 
 N, E, S, W = Seat.NORTH, Seat.EAST, Seat.SOUTH, Seat.WEST
 

@@ -16,7 +16,7 @@ from flask.sessions import SecureCookieSessionInterface
 from serve_helpers import Serve, free_port, recording, write_config
 from werkzeug.routing.converters import PathConverter
 
-from companion.gamelog import GameLog
+from companion.core.gamelog import GameLog
 from web import create_app
 from web import pin as pins
 

@@ -6,9 +6,9 @@ import cv2
 import numpy as np
 import pytest
 
-from companion.cards import CARD_IDS, SEATS, Card
+from companion.core.cards import CARD_IDS, SEATS, Card
 from vision.deck_art import CARD_MM, render_card
-from vision.simulator import SEAT_DIRECTION, render_scene, seat_of_direction
+from vision.sim.simulator import SEAT_DIRECTION, render_scene, seat_of_direction
 
 SMALL = (640, 360)
 CHECK_PX_PER_MM = 2.0

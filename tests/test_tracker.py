@@ -1,6 +1,6 @@
 """The table tracker recovering by itself (issue 5): focused cases on real frames.
 
-Frames are rendered by the real simulator (:class:`vision.movie.HandMovie`) and read
+Frames are rendered by the real simulator (:class:`vision.sim.movie.HandMovie`) and read
 by the real recogniser and tracker; the game log is a real SQLite log. To make a
 card go unseen, a resting forearm (a sleeve and a hand, flat colours, the simulator's
 default skin and sleeve) is painted over it in the rendered frames for as long as
@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 from watch_helpers import MovieRecording, glare_on_card, watch_source
 
-from companion.gamelog import GameLog
-from vision.movie import HandMovie
-from vision.simulator import Arm
+from companion.core.gamelog import GameLog
+from vision.sim.movie import HandMovie
+from vision.sim.simulator import Arm
 
 SIZE = (960, 540)
 SKIN = Arm((0, 0), (0, 0)).skin
@@ -190,7 +190,7 @@ def test_a_side_that_looks_as_it_did_is_not_read_again() -> None:
     # back to the empty table it was, need no read; a card laid there does. (A card laid
     # square on a like card is a change too: test_watch's seed-31 hand has a priest laid
     # on a hierarch, which the blurred thumbnail alone cannot tell apart.)
-    from vision.sim_decks import taught_deck
+    from vision.sim.decks import taught_deck
     from vision.tracker import Expectation, TableTracker
 
     movie = HandMovie(31, 0, SIZE, 10.0, hands=1)
@@ -248,7 +248,7 @@ def test_the_card_the_rules_expect_read_well_and_whole_needs_one_read() -> None:
     # with another seat on turn it needs a second read (here the frame of the look
     # before, the same picture). A card laid on an older one may be read as the older
     # one on the next frames (bench hand 200000 waited 7 looks for a second read).
-    from vision.sim_decks import taught_deck
+    from vision.sim.decks import taught_deck
     from vision.tracker import Expectation, TableTracker
 
     movie = HandMovie(35, 0, SIZE, 10.0, hands=1)
@@ -284,7 +284,7 @@ def test_the_arm_leaving_beyond_a_cards_reach_does_not_restart_the_wait(monkeypa
     # card is given out a look later.
     from vision import tracker as T
     from vision.locate import ZONE_DEPTH_MM
-    from vision.sim_decks import taught_deck
+    from vision.sim.decks import taught_deck
 
     truth_movie = HandMovie(36, 0, SIZE, 10.0, hands=1, render=False)
     for _ in truth_movie.frames():

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 from watch_helpers import watch_source
 
-from companion.gamelog import GameLog
-from vision.movie import SimulatedTable
+from companion.core.gamelog import GameLog
+from vision.sim.movie import SimulatedTable
 
 SIZE = (960, 540)
 def watch_movie(tmp_path, *, seed: int, style: int = 0, setup=None, fps: float = 10, **movie):
@@ -117,7 +117,7 @@ def test_a_refused_card_is_a_warning_never_a_play(tmp_path) -> None:
     first = {}
 
     def north_leads(log: GameLog) -> None:
-        from vision.movie import HandMovie
+        from vision.sim.movie import HandMovie
 
         movie = HandMovie(61, 0, SIZE, 10.0, hands=1, render=False)
         for _ in movie.frames():

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_web_helpers import FIRST_TRICK, PIN, app_config, four_player_game, three_player_game
 
-from companion.gamelog import GameLog
+from companion.core.gamelog import GameLog
 from web import create_app, make_server, page_url, print_banner, stop_server
 from web import pin as pins
 

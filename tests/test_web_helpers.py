@@ -5,9 +5,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from companion.cards import Seat
-from companion.deal import random_plays
-from companion.gamelog import GameLog
+from companion.core.cards import Seat
+from companion.core.deal import random_plays
+from companion.core.gamelog import GameLog
 
 PIN = "246810"
 

@@ -12,10 +12,10 @@ import numpy as np
 
 from companion.app import Companion, Options
 from companion.config import Config
-from companion.gamelog import GameLog
-from vision.movie import HandMovie, MovieFrame
-from vision.sim_decks import taught_deck
-from vision.simulator import add_glare
+from companion.core.gamelog import GameLog
+from vision.sim.movie import HandMovie, MovieFrame
+from vision.sim.decks import taught_deck
+from vision.sim.simulator import add_glare
 from vision.tracker import TableTracker
 
 

@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 import cv2
 import numpy as np
 
-from companion.cards import BACK_IDS, CARD_IDS, CLERIC_NUMERALS, TWILIGHT_ID, Card, Cult, Kind
+from companion.core.cards import BACK_IDS, CARD_IDS, CLERIC_NUMERALS, TWILIGHT_ID, Card, Cult, Kind
 
 #: Art styles: 0 the built-in deck, 1 a second deck with other colours, fonts and layout.
 STYLES: tuple[int, ...] = (0, 1)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from companion.cards import SEATS, Seat
+from companion.core.cards import SEATS, Seat
 from vision.profile import CARD_MM
 
 #: Rows of the downscaled image the search runs on (the fill-colour search: fewer).

@@ -18,7 +18,7 @@ import cv2
 import numpy as np
 from PIL import Image
 
-from companion.cards import CARD_IDS, TWILIGHT_ID, Card
+from companion.core.cards import CARD_IDS, TWILIGHT_ID, Card
 from vision.deck_art import CARD_MM, render_print
 
 #: Print resolution, dots per inch.

@@ -32,7 +32,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from companion.cards import BACK_IDS, CARD_IDS, TWILIGHT_ID, Card, Cult
+from companion.core.cards import BACK_IDS, CARD_IDS, TWILIGHT_ID, Card, Cult
 from vision.imagefile import read_image
 
 FORMAT = "twilight-deck/1"

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from companion.cards import BACK_IDS, CARD_IDS, Card
+from companion.core.cards import BACK_IDS, CARD_IDS, Card
 from vision.locate import as_gray, refine_blur, refine_quad
 from vision.profile import (
     CARD_MM,

@@ -49,7 +49,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from companion.cards import CARD_IDS, SEATS, Card, Seat
+from companion.core.cards import CARD_IDS, SEATS, Card, Seat
 from vision import locate as _locate
 from vision.imagefile import read_image
 from vision.profile import CARD_MM, DeckProfile, ProfileError, load_deck

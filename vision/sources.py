@@ -9,7 +9,7 @@ All sources give B,G,R ``uint8`` frames (what OpenCV expects) and share one shap
 ``open_source(spec)`` picks the source from the C7 ``--source`` text:
 
 * ``picamera``   the Raspberry Pi camera through picamera2 (imported lazily),
-* ``demo``       the built-in table simulator (``vision.movie.SimulatedTable``, lazily),
+* ``demo``       the built-in table simulator (``vision.sim.movie.SimulatedTable``, lazily),
 * ``0``, ``1``…  an OpenCV camera index,
 * a folder       its image files in name order,
 * a file         a video file.
@@ -225,7 +225,7 @@ class FrameFolder:
 
 
 class Demo:
-    """The built-in table simulator as a camera (``vision.movie.SimulatedTable``).
+    """The built-in table simulator as a camera (``vision.sim.movie.SimulatedTable``).
 
     Keyword options go to the simulator unchanged; its object is available as
     ``.table`` for the demo's simulated LEDs and truth. With ``realtime=False`` it is
@@ -233,7 +233,7 @@ class Demo:
     """
 
     def __init__(self, size: tuple[int, int] = DEFAULT_SIZE, **options: Any) -> None:
-        movie = importlib.import_module("vision.movie")
+        movie = importlib.import_module("vision.sim.movie")
         self.name = "demo"
         options = {"keep_hands": movie.DEMO_KEEP_HANDS, "end_still_s": movie.DEMO_END_STILL_S,
                    **options}

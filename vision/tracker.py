@@ -58,7 +58,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from companion.cards import SEATS, Seat
+from companion.core.cards import SEATS, Seat
 from vision.locate import zone_outline
 from vision.profile import CARD_MM
 

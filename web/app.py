@@ -16,8 +16,8 @@ from typing import IO, Any
 from flask import Flask, Response, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException
 
-from companion.gamelog import GameLog, LogError
-from companion.rules import RuleError
+from companion.core.gamelog import GameLog, LogError
+from companion.core.rules import RuleError
 from web import pin as pins
 from web.common import ApiError, Companion, is_form
 

@@ -9,7 +9,7 @@ import math
 from html import escape
 from typing import Any
 
-from companion.match import MAGIC_NUMBERS, STANDARD_GOAL
+from companion.core.match import MAGIC_NUMBERS, STANDARD_GOAL
 
 WIDTH, HEIGHT = 360, 200
 LEFT, RIGHT, TOP, BOTTOM = 40, 12, 12, 26

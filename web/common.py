@@ -3,7 +3,7 @@
 Input comes as JSON (the page's script) or as a form (the page without script);
 both are read into one dict by :func:`payload`. Anything malformed raises
 :class:`ApiError` (a 4xx with a message); the rules' refusals come from the
-game log as :class:`~companion.rules.RuleError` and are turned into 409s by the
+game log as :class:`~companion.core.rules.RuleError` and are turned into 409s by the
 app's error handlers.
 """
 
@@ -18,8 +18,8 @@ from typing import Any, TypeVar
 
 from flask import Response, current_app, jsonify, redirect, request, session
 
-from companion.cards import Card, Seat, UnknownName
-from companion.gamelog import GameLog
+from companion.core.cards import Card, Seat, UnknownName
+from companion.core.gamelog import GameLog
 from web import pin as pins
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -1,7 +1,7 @@
 """Turn a game snapshot into what the pages show. Pure functions, no Flask.
 
 The views only format: everything here reads the snapshot the game log made
-(:meth:`companion.gamelog.GameLog.snapshot`) and computes nothing the rules
+(:meth:`companion.core.gamelog.GameLog.snapshot`) and computes nothing the rules
 core has not already decided, apart from running totals for the table of hands.
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from companion.cards import CLERIC_NUMERALS
-from companion.match import MAGIC_NUMBERS, STANDARD_GOAL
+from companion.core.cards import CLERIC_NUMERALS
+from companion.core.match import MAGIC_NUMBERS, STANDARD_GOAL
 
 SEATS = ("north", "east", "south", "west")
 PARTIES = ("sun", "moon")

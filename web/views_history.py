@@ -8,8 +8,8 @@ from typing import Any
 
 from flask import Blueprint, Response, jsonify, render_template
 
-from companion.game import GameError
-from companion.records import read_hand
+from companion.core.game import GameError
+from companion.core.records import read_hand
 from web.chart import totals_chart
 from web.common import ApiError, game_log
 from web.present import card_view, chart_series, page_view, seat_name, winner_text

@@ -17,7 +17,7 @@ from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, render_template
 
-from companion.cards import BACK_IDS, CARD_IDS, TWILIGHT_ID
+from companion.core.cards import BACK_IDS, CARD_IDS, TWILIGHT_ID
 from web.common import (
     ApiError,
     at_table,

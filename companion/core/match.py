@@ -5,8 +5,8 @@ Standard library only.
 
 from __future__ import annotations
 
-from companion.cards import Cult, Seat
-from companion.rules import Hand, RuleError
+from companion.core.cards import Cult, Seat
+from companion.core.rules import Hand, RuleError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # no typing/dataclasses at run time: `score` must start fast

@@ -13,8 +13,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from vision.movie import HandMovie
-from vision.simulator import render_scene
+from vision.sim.movie import HandMovie
+from vision.sim.simulator import render_scene
 
 #: Scenes rendered before timing starts (caches are also filled by ``prepare``).
 WARMUP_SCENES = 10

@@ -41,11 +41,11 @@ from typing import Any
 import cv2
 import numpy as np
 
-from companion.cards import SEATS, Card, Seat
-from companion.deal import random_plays, random_plays_with_givers
-from companion.rules import Hand, Play
+from companion.core.cards import SEATS, Card, Seat
+from companion.core.deal import random_plays, random_plays_with_givers
+from companion.core.rules import Hand, Play
 from vision.deck_art import STYLES
-from vision.simulator import (
+from vision.sim.simulator import (
     SEAT_CARD_ANGLE,
     SEAT_DIRECTION,
     Arm,
@@ -109,7 +109,7 @@ MODES = ("four", "three")
 class MovieFrame:
     """One frame: its number, its picture (``None`` when not rendering) and what lies
     where: the uppermost card id at each side, its outline in image px (corner order
-    as :class:`vision.simulator.Scene`), whether an arm or a moving card covers it,
+    as :class:`vision.sim.simulator.Scene`), whether an arm or a moving card covers it,
     and the Twilight card's outline (``None`` while it is being turned)."""
 
     index: int
@@ -608,8 +608,8 @@ class HandMovie:
     def match_records(self) -> list[dict[str, Any]]:
         """The complete hands so far as C4 match records (standard goal, R7): a new
         match starts after the hand that ended the previous one."""
-        from companion.match import Match
-        from companion.records import read_hand
+        from companion.core.match import Match
+        from companion.core.records import read_hand
 
         matches: list[dict[str, Any]] = []
         match: Match | None = None

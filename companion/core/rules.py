@@ -4,7 +4,7 @@ Standard library only. A :class:`Hand` takes checked plays and can take them
 back; everything else (tricks, who is on turn, what lies, the score) follows
 from the plays:
 
->>> from companion.cards import Card, Seat
+>>> from companion.core.cards import Card, Seat
 >>> hand = Hand(leader=Seat.EAST)
 >>> hand.play(Seat.EAST, Card.parse("sun-souls-7"))
 >>> hand.next
@@ -15,7 +15,7 @@ Play(seat=Seat.EAST, card=Card.parse('sun-souls-7'))
 
 from __future__ import annotations
 
-from companion.cards import Card, Cult, Kind, Seat
+from companion.core.cards import Card, Cult, Kind, Seat
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # no typing import at run time: `score` must start fast
@@ -221,7 +221,7 @@ class Hand:
 
     def possible_cards(self, seat: Seat) -> list[Card]:
         """Cards that could legally be laid at ``seat`` now if it were on turn."""
-        from companion.cards import cards_of
+        from companion.core.cards import cards_of
 
         cult = self._cult[seat]
         return [c for c in cards_of(cult) if not self._played & c.bit]

@@ -22,7 +22,7 @@ def taught_deck(style: int) -> str | None:
     if style not in _TAUGHT:
         import cv2
 
-        from companion.cards import BACK_IDS, CARD_IDS, TWILIGHT_ID
+        from companion.core.cards import BACK_IDS, CARD_IDS, TWILIGHT_ID
         from vision.deck_art import render_card
         from vision.profile import enrol
 

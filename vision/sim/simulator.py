@@ -8,7 +8,7 @@ light, soft shadows, a glare spot now and then, sensor noise, slight defocus
 and JPEG artefacts. Its :class:`Scene` carries the truth in the C6 form and the
 card outlines in image coordinates.
 
-The building blocks are public for :mod:`vision.movie`: a :class:`Table` holds
+The building blocks are public for :mod:`vision.sim.movie`: a :class:`Table` holds
 what stays fixed for a scene or a whole movie (camera pose, table texture, light,
 noise) and renders lists of :class:`Placed` cards and an :class:`Arm`.
 
@@ -30,7 +30,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from companion.cards import CARD_IDS, CARDS, SEATS, Card, Cult, Seat
+from companion.core.cards import CARD_IDS, CARDS, SEATS, Card, Cult, Seat
 from vision.deck_art import ALL_IDS, CARD_MM, STYLES, render_card
 
 #: Default image size (width, height).

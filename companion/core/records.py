@@ -12,10 +12,10 @@ hand, the play (index from 1, seat, card) and the rule.
 
 from __future__ import annotations
 
-from companion import jsonio
-from companion.cards import Card, Seat, UnknownName
-from companion.match import GOALS, MODES, PAIRINGS, HandSetup, Match
-from companion.rules import Hand, IllegalPlay, RuleError
+from companion.core import jsonio
+from companion.core.cards import Card, Seat, UnknownName
+from companion.core.match import GOALS, MODES, PAIRINGS, HandSetup, Match
+from companion.core.rules import Hand, IllegalPlay, RuleError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # no typing import at run time: `score` must start fast

@@ -2,7 +2,7 @@
 
 Every change to the game — a card the camera saw, an undo from a phone, a
 button press — is an event. :class:`GameLog` checks it against the rules
-(:class:`~companion.game.Game`), stores it durably (WAL, ``synchronous=FULL``;
+(:class:`~companion.core.game.Game`), stores it durably (WAL, ``synchronous=FULL``;
 the call returns only once the event is on disk) and then tells subscribers.
 At start the live game is rebuilt by replaying the log.
 
@@ -27,10 +27,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from companion.cards import Card, Seat
-from companion.game import Game, GameError
-from companion.records import match_record
-from companion.rules import RuleError
+from companion.core.cards import Card, Seat
+from companion.core.game import Game, GameError
+from companion.core.records import match_record
+from companion.core.rules import RuleError
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +64,7 @@ class GameLog:
     """Append events, read snapshots, subscribe to changes.
 
     Use :meth:`open` with a data folder. All mutating methods return the new
-    snapshot, or raise a :class:`~companion.rules.RuleError` (the game is
+    snapshot, or raise a :class:`~companion.core.rules.RuleError` (the game is
     unchanged, nothing stored) or :class:`LogError` (storage trouble; nothing
     stored, the game as it was).
     """

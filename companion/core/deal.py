@@ -10,8 +10,8 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from companion.cards import CARDS, SEATS, Card, Seat
-from companion.rules import Hand, Play
+from companion.core.cards import CARDS, SEATS, Card, Seat
+from companion.core.rules import Hand, Play
 
 
 def deal(rng: random.Random) -> dict[Seat, list[Card]]:

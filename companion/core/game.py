@@ -2,8 +2,8 @@
 
 An event is a type and a JSON-able dict of data. :meth:`Game.apply` checks it
 against the rules and either changes the game or raises (a
-:class:`~companion.rules.RuleError`) and changes nothing. The game log
-(:mod:`companion.gamelog`) stores the events that applied and rebuilds a Game
+:class:`~companion.core.rules.RuleError`) and changes nothing. The game log
+(:mod:`companion.core.gamelog`) stores the events that applied and rebuilds a Game
 by replaying them, so every change — from the camera, the web page or a button
 — goes through here.
 
@@ -28,10 +28,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from companion.cards import Card, Cult, Seat, UnknownName
-from companion.match import GOALS, MODES, PAIRINGS, HandSetup, Match, person_scores
-from companion.records import RecordError, match_record, read_setup
-from companion.rules import Hand, RuleError
+from companion.core.cards import Card, Cult, Seat, UnknownName
+from companion.core.match import GOALS, MODES, PAIRINGS, HandSetup, Match, person_scores
+from companion.core.records import RecordError, match_record, read_setup
+from companion.core.rules import Hand, RuleError
 
 EVENT_TYPES = (
     "new_match", "new_hand", "setup", "play", "undo", "correct",
@@ -284,7 +284,7 @@ class Game:
         play = self.hand.plays[index - 1]
         others = {p.card for i, p in enumerate(self.hand.plays, 1) if i != index}
         cult = self.hand.cult_of(play.seat)
-        from companion.cards import cards_of
+        from companion.core.cards import cards_of
 
         return [c.id for c in cards_of(cult) if c not in others]
 
