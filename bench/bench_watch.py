@@ -32,8 +32,8 @@ from pathlib import Path
 from companion.app import Companion, Options
 from companion.config import Config
 from companion.core.gamelog import GameLog
-from vision.sim.movie import SimulatedTable
 from vision.sim.decks import taught_deck
+from vision.sim.movie import SimulatedTable
 from vision.tracker import TableTracker
 
 SEED0 = 200_000

@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from companion.demo_table import OVERDUE_FRAMES, DemoTable
 from companion.core.gamelog import GameLog
 from companion.core.rules import RuleError
+from companion.demo_table import OVERDUE_FRAMES, DemoTable
 from vision.sim.movie import HandMovie, SimulatedTable
 
 ROOT = Path(__file__).resolve().parent.parent

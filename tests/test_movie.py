@@ -15,8 +15,8 @@ import cv2
 import numpy as np
 import pytest
 
-from companion.core.cards import Card, Seat
 from companion.cli import main as cli_main
+from companion.core.cards import Card, Seat
 from companion.core.records import read_hand, read_match
 from companion.core.rules import Hand
 from vision.sim.movie import (

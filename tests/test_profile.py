@@ -9,8 +9,8 @@ import cv2
 import numpy as np
 import pytest
 
-from companion.core.cards import CARD_IDS
 from companion.cli import main
+from companion.core.cards import CARD_IDS
 from vision.deck_art import render_card
 from vision.profile import REQUIRED_IDS, DeckProfile, builtin_profile
 

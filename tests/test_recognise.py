@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from watch_helpers import glare_on_card
 
-from companion.core.cards import SEATS, Seat
 from companion.cli import main
+from companion.core.cards import SEATS, Seat
 from vision.annotate import annotate
 from vision.deck_art import render_card
 from vision.locate import warp_source, zone_homography

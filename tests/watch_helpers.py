@@ -13,8 +13,8 @@ import numpy as np
 from companion.app import Companion, Options
 from companion.config import Config
 from companion.core.gamelog import GameLog
-from vision.sim.movie import HandMovie, MovieFrame
 from vision.sim.decks import taught_deck
+from vision.sim.movie import HandMovie, MovieFrame
 from vision.sim.simulator import add_glare
 from vision.tracker import TableTracker
 
