@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import cv2
 import numpy as np
 import pytest
@@ -191,3 +193,143 @@ def test_a_mirrored_camera_flips_the_picture_not_the_truth() -> None:
         # East and west swap sides in the picture.
         if seat == "east":
             assert centre(other)[0] < centre(mirrored.twilight_quad)[0]
+
+
+# -- domain-randomised scenes and procedural decks (issue 20) ----------------------------------
+#: A procedural deck whose Twilight card is (near enough) square, and one of another look.
+SQUARE_DECK = 289
+OTHER_DECK = 103
+
+
+def deck_unwarp(image: np.ndarray, quad: np.ndarray, size_mm: tuple[float, float]
+                ) -> np.ndarray:
+    w, h = round(size_mm[0] * CHECK_PX_PER_MM), round(size_mm[1] * CHECK_PX_PER_MM)
+    dst = np.float32([(0, 0), (w, 0), (w, h), (0, h)])
+    M = cv2.getPerspectiveTransform(quad.astype(np.float32), dst)
+    return cv2.warpPerspective(image, M, (w, h), flags=cv2.INTER_AREA)
+
+
+def deck_difference(patch: np.ndarray, deck, card_id: str) -> float:
+    from vision.sim.decks import sim_deck
+
+    art = sim_deck(deck).art(card_id, CHECK_PX_PER_MM).astype(np.float32)
+    art = cv2.resize(art, (patch.shape[1], patch.shape[0]), interpolation=cv2.INTER_AREA)
+    m = 4
+    return float(np.abs(patch[m:-m, m:-m].astype(np.float32) - art[m:-m, m:-m]).mean())
+
+
+@pytest.mark.parametrize("deck", [SQUARE_DECK, "builtin"])
+@pytest.mark.parametrize("seed", [1, 2])
+def test_randomised_truth_matches_the_drawing_with_a_square_twilight_and_45_degrees(
+        deck, seed: int) -> None:
+    """Cards at 45 degrees round a square (or card-shaped) Twilight card: each side's
+    uppermost card is drawn beyond the side the truth names, its pixels are that card,
+    and the moon seats are where the Twilight image's top and bottom edges face."""
+    from vision.sim.decks import sim_deck
+
+    d = sim_deck(deck)
+    if deck == SQUARE_DECK:
+        assert d.twilight_aspect < 1.03
+    scene = render_scene(seed, size=(960, 540), deck=deck, rotation=45.0, effects=False,
+                         hand=False, arm_shadow=False, card_px=150, under_cards=1)
+    assert scene.factors["rotation"] == "fixed"
+    tw = scene.twilight_quad
+    assert tw is not None
+    c = centre(tw)
+    moon_dirs = {seat_of_direction(*(centre(tw[[0, 1]]) - c)).value,
+                 seat_of_direction(*(centre(tw[[2, 3]]) - c)).value}
+    assert moon_dirs == set(scene.truth["twilight"]["moon_seats"])
+    assert deck_difference(deck_unwarp(scene.image, tw, d.twilight_mm), deck, "twilight") < 25
+    named = 0
+    for seat in SEATS:
+        card_id = scene.truth["sides"][seat.value]
+        quad = scene.side_quads[seat.value]
+        if card_id is None:
+            assert quad is None
+            continue
+        edge = quad[1] - quad[0]  # the card's top edge turned by 45 degrees
+        assert abs(abs(math.degrees(math.atan2(edge[1], edge[0]))) - 45) < 4
+        v = centre(quad) - c
+        assert seat_of_direction(*v) is seat
+        patch = deck_unwarp(scene.image, quad, d.card_mm)
+        cult = Card.parse(card_id).cult
+        scores = {cid: deck_difference(patch, deck, cid) for cid in CARD_IDS
+                  if Card.parse(cid).cult is cult}
+        assert min(scores, key=scores.get) == card_id, (seat, card_id, scores[card_id])
+        assert scores[card_id] < 25
+        named += 1
+    assert named >= 1
+
+
+def test_randomised_scenes_repeat_and_draw_their_factors() -> None:
+    a = render_scene(11, size=SMALL, deck=OTHER_DECK)
+    b = render_scene(11, size=SMALL, deck=OTHER_DECK)
+    assert np.array_equal(a.image, b.image) and a.truth == b.truth
+    assert a.factors == b.factors and a.deck == OTHER_DECK
+    kinds, aspects, sizes, lights = set(), set(), [], set()
+    for seed in range(24):
+        for deck in ("builtin", SQUARE_DECK, OTHER_DECK):
+            s = render_scene(seed, size=(320, 180), deck=deck, effects=seed % 3 != 0)
+            kinds.add(s.factors["rotation"])
+            aspects.add(s.factors["twilight_aspect"])
+            sizes.append(s.factors["card_px_720"])
+            lights.add(s.factors["light"])
+            assert s.image.shape == (180, 320, 3)
+            assert 0 <= s.factors["tilt_deg"] <= 15
+    assert kinds == {"radial", "aligned", "askew"}
+    assert len(aspects) == 3 and min(aspects) < 1.03
+    assert 45 <= min(sizes) < 70 and 125 < max(sizes) <= 150
+    assert {"warm", "cool", "dim", "neutral"} <= lights
+
+
+def test_aligned_cards_lie_portrait_in_the_picture_at_every_side() -> None:
+    scene = render_scene(3, size=(960, 540), deck="builtin", rotation="aligned", effects=False,
+                         hand=False, twilight_deg=90, tilt_deg=0,
+                         sides={"north": "sun-adept", "east": "moon-novice",
+                                "south": "sun-souls-5", "west": "moon-temple"})
+    for seat in SEATS:
+        q = scene.side_quads[seat.value]
+        assert q is not None
+        assert np.linalg.norm(q[3] - q[0]) > 1.3 * np.linalg.norm(q[1] - q[0])  # portrait
+        assert abs(q[3][0] - q[0][0]) < 0.15 * np.linalg.norm(q[3] - q[0])  # upright-ish
+
+
+def test_twilight_card_is_drawn_in_its_decks_shape() -> None:
+    from vision.sim.decks import sim_deck
+
+    for deck in (SQUARE_DECK, OTHER_DECK, "builtin"):
+        scene = render_scene(5, size=SMALL, deck=deck, tilt_deg=0, effects=False, hand=False)
+        q = scene.twilight_quad
+        top, side = np.linalg.norm(q[1] - q[0]), np.linalg.norm(q[3] - q[0])
+        w, h = sim_deck(deck).twilight_mm
+        assert abs(side / top - h / w) < 0.03
+
+
+def test_procedural_decks_are_distinct_keep_cult_colours_and_enrol(tmp_path) -> None:
+    from vision.profile import DeckProfile
+    from vision.sim.decks import DECK_IDS, deck_images, taught_deck
+
+    a, b = deck_images(SQUARE_DECK), deck_images(OTHER_DECK)
+    assert set(a) == set(b) == set(DECK_IDS)
+    small = {cid: cv2.resize(img, (40, 56), interpolation=cv2.INTER_AREA).astype(np.float32)
+             for cid, img in a.items()}
+    for i, x in enumerate(CARD_IDS):  # every face differs from every other
+        for y in CARD_IDS[i + 1:]:
+            assert np.abs(small[x] - small[y]).mean() > 2, (x, y)
+    other = {cid: cv2.resize(img, (40, 56), interpolation=cv2.INTER_AREA).astype(np.float32)
+             for cid, img in b.items()}
+    assert np.mean([np.abs(small[c] - other[c]).mean() for c in CARD_IDS]) > 20
+
+    def hue(cid: str) -> float:  # the mean chroma direction of a face
+        lab = cv2.cvtColor(a[cid], cv2.COLOR_BGR2Lab).reshape(-1, 3).astype(np.float32) - 128
+        return math.atan2(float(lab[:, 2].mean()), float(lab[:, 1].mean()))
+
+    for cult in ("sun", "moon"):
+        own = [hue(c) for c in CARD_IDS if c.startswith(cult)]
+        rival = [hue(c) for c in CARD_IDS if not c.startswith(cult)]
+        for h in own:
+            near_own = min(abs(math.remainder(h - o, 2 * math.pi)) for o in own if o != h)
+            near_rival = min(abs(math.remainder(h - r, 2 * math.pi)) for r in rival)
+            assert near_own < near_rival
+    profile = DeckProfile.load(taught_deck(SQUARE_DECK))
+    assert set(CARD_IDS) <= set(profile.ids) and "twilight" in profile.ids

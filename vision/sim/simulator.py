@@ -32,6 +32,7 @@ import numpy as np
 
 from companion.core.cards import CARD_IDS, CARDS, SEATS, Card, Cult, Seat
 from vision.deck_art import ALL_IDS, CARD_MM, STYLES, render_card
+from vision.sim.decks import sim_deck
 
 #: Default image size (width, height).
 DEFAULT_SIZE = (1280, 720)
@@ -81,18 +82,20 @@ class Placed:
     y: float
     angle: float
     lift_mm: float = 0.0
+    #: The card's (width, height) in mm, upright (its deck's size for that card).
+    size_mm: tuple[float, float] = (float(CARD_MM[0]), float(CARD_MM[1]))
 
     def corners_mm(self) -> np.ndarray:
         """The card's own corners (its top-left, top-right, bottom-right, bottom-left)
         on the table, 4x2 mm."""
-        w, h = CARD_MM
+        w, h = self.size_mm
         local = np.array([(-w / 2, -h / 2), (w / 2, -h / 2), (w / 2, h / 2), (-w / 2, h / 2)])
         return local @ _rot(self.angle).T + (self.x, self.y)
 
     def moved(self, x: float, y: float, angle: float | None = None,
               lift_mm: float | None = None) -> Placed:
         return Placed(self.card_id, x, y, self.angle if angle is None else angle,
-                      self.lift_mm if lift_mm is None else lift_mm)
+                      self.lift_mm if lift_mm is None else lift_mm, self.size_mm)
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,12 +239,12 @@ def add_glare(img: np.ndarray, centre: tuple[float, float], radius: int,
         cv2.addWeighted(roi, 1.0, part, strength, 0, dst=roi)
 
 
-@functools.lru_cache(maxsize=8)
-def _card_alpha(px_per_mm: float) -> np.ndarray:
-    """The card's rounded outline (uint8 0..255) at the resolution of its art, with one
-    transparent pixel round it so a warp fades the outline instead of cutting it."""
-    w, h = round(CARD_MM[0] * px_per_mm), round(CARD_MM[1] * px_per_mm)
-    r = max(1, round(3.0 * px_per_mm))
+@functools.lru_cache(maxsize=64)
+def _card_alpha(w: int, h: int, r: int) -> np.ndarray:
+    """A card's rounded outline (uint8 0..255) of ``w`` x ``h`` px with corner radius
+    ``r`` px, with one transparent pixel round it so a warp fades the outline instead
+    of cutting it."""
+    r = max(1, min(r, min(w, h) // 3))
     m = np.zeros((h, w), np.uint8)
     cv2.rectangle(m, (r, 0), (w - 1 - r, h - 1), 255, -1)
     cv2.rectangle(m, (0, r), (w - 1, h - 1 - r), 255, -1)
@@ -250,13 +253,21 @@ def _card_alpha(px_per_mm: float) -> np.ndarray:
     return cv2.copyMakeBorder(m, 1, 1, 1, 1, cv2.BORDER_CONSTANT, value=0)
 
 
-@functools.lru_cache(maxsize=256)
-def card_bgra(card_id: str, style: int, px_per_mm: float) -> np.ndarray:
-    """Card art with its outline as alpha (B, G, R, A), padded by one pixel (colour
+@functools.lru_cache(maxsize=512)
+def card_bgra(card_id: str, deck: int | str, px_per_mm: float) -> np.ndarray:
+    """Card art of ``deck`` (a :func:`vision.sim.decks.sim_deck` name; the art styles'
+    ints too) with its outline as alpha (B, G, R, A), padded by one pixel (colour
     repeated, alpha 0), so one warp carries both; cached, read-only."""
-    art = cv2.copyMakeBorder(render_card(card_id, style, px_per_mm), 1, 1, 1, 1,
-                             cv2.BORDER_REPLICATE)
-    out = np.dstack([art, _card_alpha(px_per_mm)])
+    d = sim_deck(deck)
+    if d.style is not None:
+        art = render_card(card_id, d.style, px_per_mm)
+        w, h = round(CARD_MM[0] * px_per_mm), round(CARD_MM[1] * px_per_mm)
+        alpha = _card_alpha(w, h, max(1, round(3.0 * px_per_mm)))
+    else:
+        art = d.art(card_id, px_per_mm)
+        alpha = _card_alpha(art.shape[1], art.shape[0], round(d.corner_mm * px_per_mm))
+    art = cv2.copyMakeBorder(art, 1, 1, 1, 1, cv2.BORDER_REPLICATE)
+    out = np.dstack([art, alpha])
     out.setflags(write=False)
     return out
 
@@ -271,11 +282,12 @@ class Camera:
     tilt_deg: float = 0.0
     tilt_axis_deg: float = 0.0
     centre_mm: tuple[float, float] = (0.0, 0.0)
+    fov_deg: float = FOV_DEG
     H: np.ndarray = field(init=False)
 
     def __post_init__(self) -> None:
         w, h = self.size
-        f = (w / 2) / math.tan(math.radians(FOV_DEG / 2))
+        f = (w / 2) / math.tan(math.radians(self.fov_deg / 2))
         K = np.array([[f, 0, w / 2], [0, f, h / 2], [0, 0, 1]])
         ax = math.radians(self.tilt_axis_deg)
         axis = np.array([math.cos(ax), math.sin(ax), 0.0])
@@ -360,22 +372,21 @@ class Table:
     """
 
     def __init__(self, camera: Camera, texture: int, effects: Effects, style: int = 0,
-                 flip: int = 0) -> None:
-        if style not in STYLES:
+                 flip: int = 0, deck: int | str | None = None) -> None:
+        if deck is None and style not in STYLES:
             raise ValueError(f"unknown art style {style!r} (styles: {STYLES})")
         self.camera = camera
         self.size = camera.size
         self.style = style
+        #: The deck drawn (a :func:`vision.sim.decks.sim_deck` name).
+        self.deck: int | str = style if deck is None else deck
+        self.sim_deck = sim_deck(self.deck)
         self.effects = effects
         self.background = _flipped_texture(texture, self.size, flip)
         # Card art slightly finer than it appears, rounded so the cache is reused.
         self.art_px_per_mm = max(1.0, math.ceil(camera.scale_at(0, 0) * 1.25 * 2) / 2)
         w, h = self.size
         self.lowres_size = (max(2, w // _LOWRES), max(2, h // _LOWRES))
-        Sm = np.diag([1 / self.art_px_per_mm, 1 / self.art_px_per_mm, 1.0])
-        # Card art px -> card mm centred (includes the 1 px mask border offset separately).
-        self._art_to_local = np.array([[1, 0, -CARD_MM[0] / 2], [0, 1, -CARD_MM[1] / 2],
-                                       [0, 0, 1]]) @ Sm
         sx = self.lowres_size[0] / w
         sy = self.lowres_size[1] / h
         self.to_lowres = np.diag([sx, sy, 1.0])
@@ -385,6 +396,11 @@ class Table:
         """The card's own corners (top-left, top-right, bottom-right, bottom-left of its
         upright art) in image px."""
         return self.camera.project(card.corners_mm())
+
+    def placed(self, card_id: str, x: float, y: float, angle: float,
+               lift_mm: float = 0.0) -> Placed:
+        """A card of this table's deck (its size) at (x, y) mm turned by ``angle``."""
+        return Placed(card_id, x, y, angle, lift_mm, self.sim_deck.size_mm(card_id))
 
     def _card_homography(self, card: Placed) -> np.ndarray:
         M = np.eye(3)
@@ -396,7 +412,10 @@ class Table:
             w, h = self.size
             k = 1.0 + card.lift_mm / 700.0
             H = np.array([[k, 0, (1 - k) * w / 2], [0, k, (1 - k) * h / 2], [0, 0, 1]]) @ H
-        return H @ M @ self._art_to_local
+        w_mm, h_mm = card.size_mm
+        s = 1.0 / self.art_px_per_mm
+        art_to_local = np.array([[s, 0, -w_mm / 2], [0, s, -h_mm / 2], [0, 0, 1]])
+        return H @ M @ art_to_local
 
     # -- drawing ----------------------------------------------------------------------------
     def new_layers(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -408,7 +427,7 @@ class Table:
     def draw_card(self, img: np.ndarray, shadow: np.ndarray, card: Placed) -> None:
         """Warp ``card``'s art into ``img`` (only its bounding box is touched) and add
         its shadow to the low-resolution ``shadow`` map."""
-        art = card_bgra(card.card_id, self.style, self.art_px_per_mm)
+        art = card_bgra(card.card_id, self.deck, self.art_px_per_mm)
         # Art px (with its 1 px pad) -> image px.
         H = self._card_homography(card) @ np.array([[1, 0, -1], [0, 1, -1], [0, 0, 1]],
                                                    np.float64)
@@ -478,10 +497,11 @@ class Table:
         fingers.append((thumb_base, thumb_base + tdir * 48, 19.0 * k))
         return [sleeve], [forearm, palm], fingers
 
-    def draw_arm(self, img: np.ndarray | None, shadow: np.ndarray | None, arm_map: np.ndarray,
-                 arm: Arm) -> None:
+    def draw_arm(self, img: np.ndarray | None, shadow: np.ndarray | None,
+                 arm_map: np.ndarray | None, arm: Arm) -> None:
         """Draw ``arm`` into ``img``; add its shadow and its footprint to the low-res maps
-        (``img`` and ``shadow`` may be None to get the footprint alone)."""
+        (``img`` and ``shadow`` may be None to get the footprint alone; ``img`` and
+        ``arm_map`` None to get the shadow alone: an arm above the picture)."""
         cam = self.camera
         # The arm is some 15 cm above the table: its shadow falls well aside, blurred later.
         s = cam.scale_at(0, 0)
@@ -508,7 +528,8 @@ class Table:
 
         if shadow is not None and self.effects.shadow_strength > 0:
             draw(shadow, self.to_lowres, 1.0, 1.0, off)
-        draw(arm_map, self.to_lowres, 1.0, 1.0, np.zeros(2))
+        if arm_map is not None:
+            draw(arm_map, self.to_lowres, 1.0, 1.0, np.zeros(2))
         if img is None:
             return
         for k, shade in ARM_SHADING:  # darker rims, lit middle: a rounded limb
@@ -560,7 +581,7 @@ class Table:
             gx, gy, r, strength = e.glare
             add_glare(img, (gx, gy), r, strength)
         if e.blur_sigma > 0:
-            k = 3 if e.blur_sigma < 0.8 else 5
+            k = 3 if e.blur_sigma < 0.8 else 5 if e.blur_sigma <= 1.3 else 0
             img = cv2.GaussianBlur(img, (k, k), e.blur_sigma)
             if e.sharpen:  # phone-like sharpening halo
                 soft = cv2.GaussianBlur(img, (7, 7), 2.0)
@@ -683,6 +704,10 @@ class Scene:
     px_per_mm: float
     seed: int
     style: int
+    #: The deck drawn (``render_scene(deck=...)``), None for an art style's scene.
+    deck: int | str | None = None
+    #: The randomised factors drawn for this scene (see :func:`render_scene`).
+    factors: dict[str, Any] = field(default_factory=dict)
 
 
 def side_pose(rng: random.Random, seat: Seat, tw: Placed, *, jitter: float = SIDE_JITTER_DEG,
@@ -694,7 +719,7 @@ def side_pose(rng: random.Random, seat: Seat, tw: Placed, *, jitter: float = SID
     d = _rot(base) @ np.array(SEAT_DIRECTION[seat])
     t = np.array([-d[1], d[0]])
     side = twilight_sides(tw.angle)[seat]
-    half_tw = (CARD_MM[1] if side in (0, 2) else CARD_MM[0]) / 2
+    half_tw = (tw.size_mm[1] if side in (0, 2) else tw.size_mm[0]) / 2
     phi = rng.uniform(-jitter, jitter)
     upside = rng.random() < upside_down_p
     angle = SEAT_CARD_ANGLE[seat] + base + phi + (180.0 if upside else 0.0)
@@ -710,9 +735,15 @@ def _seat_cult(seat: Seat, moon_seats: Sequence[str]) -> Cult:
     return Cult.MOON if seat.value in moon_seats else Cult.SUN
 
 
-def render_scene(seed: int, style: int = 0, size: tuple[int, int] = DEFAULT_SIZE,
-                 **options: Any) -> Scene:
+def render_scene(seed: int, style: int = 0, size: tuple[int, int] = DEFAULT_SIZE, *,
+                 deck: int | str | None = None, **options: Any) -> Scene:
     """Render a random table scene from ``seed`` (same seed, same pixels).
+
+    With ``deck`` (a :mod:`vision.sim.decks` name: ``"builtin"`` or a procedural
+    deck's seed) the scene is domain-randomised, see :func:`render_randomised`;
+    without it, the scene is drawn as before in art ``style`` (side cards radial,
+    tilt up to 12 degrees, cards about 135-180 px long at 720 px high), which the
+    older tests pin.
 
     Options (all optional; ``None`` means random):
 
@@ -738,6 +769,8 @@ def render_scene(seed: int, style: int = 0, size: tuple[int, int] = DEFAULT_SIZE
       ``recognise --mirror`` should reproduce it. Quads and homography are of the
       flipped picture.
     """
+    if deck is not None:
+        return render_randomised(seed, deck, size, **options)
     known = {"twilight", "twilight_deg", "twilight_xy", "sides", "under_cards", "hand",
              "hand_seat", "hand_target", "tilt_deg", "px_per_mm", "texture", "glare",
              "jpeg_quality", "effects", "mirror"}
@@ -821,6 +854,17 @@ def render_scene(seed: int, style: int = 0, size: tuple[int, int] = DEFAULT_SIZE
         arm = random_arm(rng, hand_seat, (float(target[0]), float(target[1])), table)
 
     image, arm_map = table.render(cards, arm, rng)
+    return _scene(table, tw, stacks, arm, image, arm_map, present=present,
+                  mirror=bool(options.get("mirror")), seed=seed, style=style)
+
+
+def _scene(table: Table, tw: Placed, stacks: Mapping[Seat, Sequence[Placed]], arm: Arm | None,
+           image: np.ndarray, arm_map: np.ndarray, *, present: bool, mirror: bool, seed: int,
+           style: int, deck: int | str | None = None,
+           factors: dict[str, Any] | None = None) -> Scene:
+    """The :class:`Scene` of a rendered table: truth, outlines, occlusion, mirroring."""
+    w, h = table.size
+    moon_seats = twilight_moon_seats(tw.angle)
     side_quads: dict[str, Quad | None] = {}
     under_quads: dict[str, list[Quad]] = {}
     occluded: dict[str, bool] = {}
@@ -836,7 +880,7 @@ def render_scene(seed: int, style: int = 0, size: tuple[int, int] = DEFAULT_SIZE
             and table.occlusion(arm_map, top_quad) > OCCLUDED_FRACTION)
     tw_quad = table.quad(tw) if present else None
     homography = table.camera.H
-    if options.get("mirror"):
+    if mirror:
         image = np.ascontiguousarray(image[:, ::-1])
         flip = np.array([[-1.0, 0.0, w - 1.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
         homography = flip @ homography
@@ -856,4 +900,438 @@ def render_scene(seed: int, style: int = 0, size: tuple[int, int] = DEFAULT_SIZE
         twilight_occluded=bool(arm is not None and tw_quad is not None
                                and table.occlusion(arm_map, tw_quad) > OCCLUDED_FRACTION),
         homography=homography, px_per_mm=table.camera.scale_at(tw.x, tw.y),
-        seed=seed, style=style)
+        seed=seed, style=style, deck=deck, factors=factors or {})
+
+
+# -- domain-randomised scenes (issue 20) ------------------------------------------------------
+#: How side cards lie in a randomised scene, and each kind's share: radial (long side
+#: pointing away from the Twilight card), aligned (all one way in the picture,
+#: portrait), askew (uniform over 0-360 degrees).
+ROTATION_KINDS: tuple[str, ...] = ("radial", "aligned", "askew")
+#: Largest turn of an aligned card from portrait, degrees.
+ALIGNED_JITTER_DEG = 8.0
+#: A card's long side in px at 1280x720 (scaled by image height for other sizes).
+CARD_PX_RANGE = (45.0, 150.0)
+#: Camera tilt and horizontal field of view of randomised scenes, degrees.
+RANDOM_TILT_DEG = 15.0
+FOV_RANGE_DEG = (45.0, 75.0)
+#: Light kinds of randomised scenes.
+LIGHTS: tuple[str, ...] = ("neutral", "warm", "cool", "dim")
+#: Patterned and glossy cloths of randomised scenes (kind, colours BGR), indexed after
+#: :data:`TEXTURES`.
+PATTERNS: tuple[tuple[str, tuple[tuple[int, int, int], ...]], ...] = (
+    ("gingham", ((40, 40, 190), (245, 245, 245))),
+    ("gingham", ((150, 90, 30), (240, 240, 235))),
+    ("stripes", ((60, 140, 200), (230, 230, 220), (50, 60, 70))),
+    ("stripes", ((110, 60, 60), (180, 200, 200), (90, 150, 90))),
+    ("dots", ((30, 30, 120), (220, 230, 235))),
+    ("floral", ((70, 110, 60), (60, 60, 200), (200, 160, 90), (190, 210, 230))),
+    ("floral", ((60, 40, 80), (120, 200, 230), (230, 230, 230), (100, 60, 130))),
+    ("glossy", ((30, 30, 30),)),
+    ("glossy", ((225, 225, 225),)),
+    ("glossy", ((50, 80, 120),)),
+)
+#: Every table surface a randomised scene may show: :data:`TEXTURES` then :data:`PATTERNS`.
+CLOTH_COUNT = len(TEXTURES) + len(PATTERNS)
+
+
+def cloth_name(index: int) -> str:
+    """A short name of table surface ``index`` (wood, felt, cloth, gingham, ...)."""
+    if index < len(TEXTURES):
+        return TEXTURES[index][0]
+    return PATTERNS[index - len(TEXTURES)][0]
+
+
+@functools.lru_cache(maxsize=12)
+def pattern_texture(index: int, size: tuple[int, int]) -> np.ndarray:
+    """Patterned or glossy cloth ``index`` (into :data:`PATTERNS`) at ``size``; cached."""
+    kind, colours = PATTERNS[index % len(PATTERNS)]
+    w, h = size
+    rng = np.random.default_rng(5000 + index)
+    scale = h / 720.0
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    cols = [np.float32(c) for c in colours]
+    if kind == "gingham":
+        period = 34.0 * scale
+        a = ((xx % period) < period / 2).astype(np.float32)
+        b = ((yy % period) < period / 2).astype(np.float32)
+        k = (a + b)[..., None] / 2.0  # 0 white, 0.5 half tone, 1 full colour
+        img = cols[1] * (1 - k) + cols[0] * k
+    elif kind == "stripes":
+        ang = 0.6
+        u = xx * math.cos(ang) + yy * math.sin(ang)
+        period = 60.0 * scale
+        band = np.floor(u / (period / 3)).astype(np.int64) % 3
+        img = np.zeros((h, w, 3), np.float32)
+        for i, c in enumerate(cols[:3]):
+            img[band == i] = c
+    elif kind == "dots":
+        period = 28.0 * scale
+        r = 7.0 * scale
+        dx = (xx % period) - period / 2
+        dy = (yy % period) - period / 2
+        inside = (dx * dx + dy * dy) < r * r
+        img = np.empty((h, w, 3), np.float32)
+        img[:] = cols[1]
+        img[inside] = cols[0]
+    elif kind == "floral":
+        canvas = np.empty((h, w, 3), np.uint8)
+        canvas[:] = colours[-1]
+        n = int(w * h / (60 * scale) ** 2)
+        for _ in range(n):
+            cx, cy = int(rng.uniform(0, w)), int(rng.uniform(0, h))
+            c = colours[int(rng.integers(0, len(colours) - 1))]
+            rr = max(2, int(rng.uniform(5, 14) * scale))
+            for p in range(5):  # petals round a centre
+                a = 2 * math.pi * p / 5 + rng.uniform(0, 1)
+                cv2.ellipse(canvas, (int(cx + rr * math.cos(a)), int(cy + rr * math.sin(a))),
+                            (rr, max(1, rr // 2)), math.degrees(a), 0, 360, c, -1, cv2.LINE_AA)
+            cv2.circle(canvas, (cx, cy), max(1, rr // 2), colours[0], -1, cv2.LINE_AA)
+        img = canvas.astype(np.float32)
+    else:  # glossy: smooth laminate with faint streaks
+        lum = 1.0 + 0.05 * _lowfreq(rng, h, w, 3)
+        img = lum[..., None] * cols[0]
+    fine = cv2.GaussianBlur(rng.normal(0, 1, (h, w)).astype(np.float32), (0, 0), 0.8)
+    img = img * (1.0 + 0.03 * fine)[..., None] * (1.0 + 0.05 * _lowfreq(rng, h, w, 5))[..., None]
+    out = np.clip(img, 0, 255).astype(np.uint8)
+    out.setflags(write=False)
+    return out
+
+
+def _cloth(index: int, size: tuple[int, int], flip: int) -> np.ndarray:
+    if index < len(TEXTURES):
+        return _flipped_texture(index, size, flip)
+    tex = pattern_texture(index - len(TEXTURES), size)
+    return tex if flip == 0 else cv2.flip(tex, flip - 2)
+
+
+def random_effects(rng: random.Random, size: tuple[int, int], light: str,
+                   glossy: bool, *, blur_sigma: float | None = None,
+                   jpeg_quality: int | None = -1, glare: bool | None = None
+                   ) -> tuple[Effects, dict[str, Any]]:
+    """A randomised scene's light, noise, blur, JPEG and glare; and the factors drawn."""
+    w, h = size
+    fx = Effects.random(rng, size, True, False, None)  # the legacy light field and shadows
+    level = {"dim": rng.uniform(0.3, 0.55)}.get(light, rng.uniform(0.8, 1.1))
+    if light == "warm":
+        cast = (rng.uniform(0.68, 0.85), rng.uniform(0.9, 0.97), rng.uniform(1.05, 1.15))
+    elif light == "cool":
+        cast = (rng.uniform(1.05, 1.15), rng.uniform(0.98, 1.03), rng.uniform(0.75, 0.9))
+    else:
+        cast = tuple(rng.uniform(0.95, 1.05) for _ in range(3))
+    fx.light_lowres = fx.light_lowres * (np.float32(level) * np.float32(cast))
+    fx.noise_amp = rng.uniform(0.25, 0.5) if light == "dim" else rng.uniform(0.06, 0.22)
+    soft = rng.random() < 0.2
+    if blur_sigma is None:
+        blur_sigma = (rng.uniform(1.5, 2.5) if soft else rng.uniform(0.3, 1.2)) * h / 720.0
+    fx.blur_sigma = blur_sigma
+    fx.shadow_strength = rng.uniform(0.2, 0.6)
+    fx.jpeg_quality = (rng.choice([None, 50, 60, 70, 80, 90, 95]) if jpeg_quality == -1
+                       else jpeg_quality)
+    fx.glare = None
+    if glare or (glare is None and rng.random() < 0.25):  # a lamp on glossy cards
+        fx.glare = (rng.uniform(0.15, 0.85) * w, rng.uniform(0.15, 0.85) * h,
+                    int(rng.uniform(0.03, 0.08) * h), rng.uniform(0.3, 0.8))
+    sheen = None
+    if glossy:  # a broad sheen on a glossy cloth
+        sheen = (rng.uniform(0.1, 0.9) * w, rng.uniform(0.1, 0.9) * h,
+                 max(8, int(rng.uniform(0.15, 0.35) * h) // 8 * 8), rng.uniform(0.2, 0.45))
+    factors = {"light": light, "light_level": round(level, 3), "noise": round(fx.noise_amp, 3),
+               "blur_sigma": round(blur_sigma, 2), "soft_focus": soft,
+               "jpeg_quality": fx.jpeg_quality, "glare": fx.glare is not None,
+               "sheen": sheen is not None}
+    return fx, {**factors, "_sheen": sheen}
+
+
+@functools.lru_cache(maxsize=8)
+def _sheen_spot(radius: int) -> np.ndarray:
+    """A broad soft white spot fading to nothing at ``radius`` (uint8, 3 channels)."""
+    n = 2 * radius + 1
+    g = cv2.getGaussianKernel(n, radius / 3.5)
+    spot = (g @ g.T) / (g.max() ** 2) * 255
+    out = np.repeat(spot[..., None], 3, axis=2).astype(np.uint8)
+    out.setflags(write=False)
+    return out
+
+
+def add_sheen(img: np.ndarray, centre: tuple[float, float], radius: int,
+              strength: float) -> None:
+    """A glossy cloth's broad sheen: like :func:`add_glare`, softer and without a rim."""
+    h, w = img.shape[:2]
+    spot = _sheen_spot(radius)
+    x0, y0 = int(centre[0]) - radius, int(centre[1]) - radius
+    sx0, sy0 = max(0, -x0), max(0, -y0)
+    x0c, y0c = max(0, x0), max(0, y0)
+    x1c, y1c = min(w, x0 + spot.shape[1]), min(h, y0 + spot.shape[0])
+    if x1c > x0c and y1c > y0c:
+        roi = img[y0c:y1c, x0c:x1c]
+        part = spot[sy0:sy0 + (y1c - y0c), sx0:sx0 + (x1c - x0c)]
+        cv2.addWeighted(roi, 1.0, part, strength, 0, dst=roi)
+
+
+class _RandomTable(Table):
+    """A :class:`Table` that may add a glossy cloth's sheen to its light."""
+
+    sheen: tuple[float, float, int, float] | None = None
+
+    def finish(self, img: np.ndarray, shadow: np.ndarray, arm_map: np.ndarray,
+               rng: random.Random, gains: np.ndarray | None = None) -> np.ndarray:
+        if self.sheen is None:
+            return Table.finish(self, img, shadow, arm_map, rng, gains)
+        if gains is None:
+            gains = self.light_gains(shadow, arm_map)
+        img = cv2.multiply(img, gains, scale=1.0 / _LIGHT_ONE)
+        gx, gy, r, strength = self.sheen
+        add_sheen(img, (gx, gy), r, strength)
+        return Table.finish(self, img, shadow, arm_map, rng,
+                            np.full_like(gains, int(_LIGHT_ONE)))
+
+
+def random_table_randomised(rng: random.Random, deck: int | str, size: tuple[int, int], *,
+                            options: Mapping[str, Any] | None = None
+                            ) -> tuple[Table, dict[str, Any]]:
+    """A domain-randomised table for ``deck``: card size, camera height (scale), tilt
+    and field of view, cloth, light, noise, blur, JPEG, glare; and the factors drawn.
+    ``options`` may pin ``card_px``, ``px_per_mm``, ``tilt_deg``, ``fov_deg``,
+    ``texture``, ``light``, ``blur_sigma``, ``jpeg_quality``, ``glare``, ``effects``."""
+    opts = dict(options or {})
+    w, h = size
+    d = sim_deck(deck)
+    card_px = opts.get("card_px")
+    if card_px is None:
+        card_px = rng.uniform(*CARD_PX_RANGE) * h / 720.0
+    scale = opts.get("px_per_mm") or card_px / max(d.card_mm)
+    tilt = rng.uniform(0, RANDOM_TILT_DEG) if opts.get("tilt_deg") is None else opts["tilt_deg"]
+    axis = rng.uniform(0, 360)
+    fov = rng.uniform(*FOV_RANGE_DEG) if opts.get("fov_deg") is None else opts["fov_deg"]
+    cam = Camera(size, float(scale), float(tilt), axis, fov_deg=float(fov))
+    tex = rng.randrange(CLOTH_COUNT) if opts.get("texture") is None else int(opts["texture"])
+    glossy = cloth_name(tex) == "glossy"
+    light = opts.get("light") or rng.choice(LIGHTS)
+    if light not in LIGHTS:
+        raise ValueError(f"light must be one of {', '.join(LIGHTS)}, not {light!r}")
+    flip = rng.randrange(4)
+    if opts.get("effects", True):
+        fx, factors = random_effects(rng, size, light, glossy, blur_sigma=opts.get("blur_sigma"),
+                                     jpeg_quality=opts.get("jpeg_quality", -1),
+                                     glare=opts.get("glare"))
+    else:
+        fx = Effects.random(rng, size, False)
+        factors = {"light": "even", "_sheen": None}
+    table = _RandomTable(cam, 0, fx, deck=deck, flip=0)
+    table.background = _cloth(tex, size, flip)
+    table.sheen = factors.pop("_sheen")
+    factors.update({"card_px": round(float(scale) * max(d.card_mm), 1),
+                    "card_px_720": round(float(scale) * max(d.card_mm) * 720.0 / h, 1),
+                    "tilt_deg": round(float(tilt), 2), "fov_deg": round(float(fov), 1),
+                    "cloth": cloth_name(tex), "texture": tex})
+    return table, factors
+
+
+def card_angle(rng: random.Random, rotation: str | float, seat: Seat, tw_angle: float) -> float:
+    """A side card's turn (degrees, 0 = upright in the picture) for ``rotation``: a
+    kind of :data:`ROTATION_KINDS` or a fixed angle."""
+    if not isinstance(rotation, str):
+        return float(rotation) % 360.0
+    if rotation == "radial":
+        base = tw_angle - 90.0 * round(tw_angle / 90.0)
+        a = SEAT_CARD_ANGLE[seat] + base + rng.uniform(-SIDE_JITTER_DEG, SIDE_JITTER_DEG)
+        return (a + (180.0 if rng.random() < UPSIDE_DOWN_P else 0.0)) % 360.0
+    if rotation == "aligned":
+        a = rng.uniform(-ALIGNED_JITTER_DEG, ALIGNED_JITTER_DEG)
+        return (a + (180.0 if rng.random() < UPSIDE_DOWN_P else 0.0)) % 360.0
+    if rotation == "askew":
+        return rng.uniform(0.0, 360.0)
+    raise ValueError(f"rotation must be one of {', '.join(ROTATION_KINDS)} or degrees, "
+                     f"not {rotation!r}")
+
+
+def place_at_side(rng: random.Random, seat: Seat, tw: Placed, size_mm: tuple[float, float],
+                  angle: float, *, gap: float | None = None, offset: float | None = None,
+                  extra_gap: float = 0.0) -> tuple[float, float]:
+    """The centre (mm) of a card of ``size_mm`` turned by ``angle`` lying beyond the
+    side of the Twilight card ``tw`` that faces ``seat`` (wholly beyond the line of
+    that edge, so it never covers the Twilight card)."""
+    k = round(tw.angle / 90.0)
+    base = tw.angle - 90.0 * k
+    dvec = _rot(base) @ np.array(SEAT_DIRECTION[seat])
+    t = np.array([-dvec[1], dvec[0]])
+    side = twilight_sides(tw.angle)[seat]
+    half_tw = (tw.size_mm[1] if side in (0, 2) else tw.size_mm[0]) / 2
+    R = _rot(angle)
+    w, h = size_mm
+    ext = w / 2 * abs(float(R[:, 0] @ dvec)) + h / 2 * abs(float(R[:, 1] @ dvec))
+    g = rng.uniform(*SIDE_GAP_MM) if gap is None else gap
+    o = rng.uniform(-SIDE_OFFSET_MM, SIDE_OFFSET_MM) if offset is None else offset
+    centre = np.array([tw.x, tw.y]) + dvec * (half_tw + g + extra_gap + ext) + t * o
+    return float(centre[0]), float(centre[1])
+
+
+def _overlaps(a: Placed, b: Placed) -> bool:
+    area, _ = cv2.intersectConvexConvex(a.corners_mm().astype(np.float32),
+                                        b.corners_mm().astype(np.float32))
+    return area > 1.0
+
+
+def _in_picture(table: Table, cards: Sequence[Placed], margin: float = 2.0) -> bool:
+    w, h = table.size
+    for card in cards:
+        q = table.quad(card)
+        if (q[:, 0].min() < margin or q[:, 1].min() < margin or q[:, 0].max() > w - 1 - margin
+                or q[:, 1].max() > h - 1 - margin):
+            return False
+    return True
+
+
+def render_randomised(seed: int, deck: int | str, size: tuple[int, int] = DEFAULT_SIZE,
+                      **options: Any) -> Scene:
+    """A domain-randomised scene of ``deck`` from ``seed`` (same seed, same pixels).
+
+    Drawn from the seed unless pinned by an option: each side card's ``rotation``
+    (a kind of :data:`ROTATION_KINDS` for the whole scene, or a fixed angle in
+    degrees, 0 = upright in the picture), card length ``card_px`` (45-150 px at
+    1280x720, scaled by image height), ``tilt_deg`` (0-15), ``fov_deg`` (45-75: the
+    camera's height for the same card size), ``texture`` (index of wood, felt,
+    cloth, patterned and glossy cloths, see :func:`cloth_name`), ``light``
+    (:data:`LIGHTS`), ``blur_sigma``, ``jpeg_quality``, ``glare``, an ``arm_shadow``
+    from an arm above the picture, and ``hand`` (an arm over the table). The
+    Twilight card's shape is the deck's own. Options of :func:`render_scene` work as
+    there (``twilight``, ``twilight_deg``, ``twilight_xy``, ``sides``,
+    ``under_cards``, ``hand_seat``, ``hand_target``, ``px_per_mm``, ``effects``,
+    ``mirror``). ``Scene.factors`` records what was drawn.
+    """
+    known = {"twilight", "twilight_deg", "twilight_xy", "sides", "under_cards", "hand",
+             "hand_seat", "hand_target", "tilt_deg", "px_per_mm", "texture", "glare",
+             "jpeg_quality", "effects", "mirror", "rotation", "card_px", "fov_deg", "light",
+             "blur_sigma", "arm_shadow"}
+    unknown = set(options) - known
+    if unknown:
+        raise TypeError(f"render_scene: unknown options {sorted(unknown)}")
+    rng = random.Random(f"randomised-scene-{seed}")
+    d = sim_deck(deck)
+    table, factors = random_table_randomised(rng, deck, size, options=options)
+    rotation = options.get("rotation")
+    if rotation is None:
+        rotation = rng.choice(ROTATION_KINDS)
+    present = options.get("twilight", True)
+    angle = options.get("twilight_deg")
+    if angle is None:
+        angle = rng.randrange(4) * 90.0 + rng.uniform(-TWILIGHT_JITTER_DEG, TWILIGHT_JITTER_DEG)
+    tw0 = table.placed("twilight", 0.0, 0.0, float(angle))
+    moon_seats = twilight_moon_seats(tw0.angle)
+
+    # Lay out round a Twilight card at the origin; then move it all into the picture.
+    stacks: dict[Seat, list[Placed]] = {seat: [] for seat in SEATS}
+    angles: dict[str, float] = {}
+    if present:
+        forced = options.get("sides")
+        unders = options.get("under_cards")
+        used: set[str] = set()
+        tops: list[Placed] = []
+        for seat in SEATS:
+            cult = _seat_cult(seat, moon_seats)
+            if forced is not None:
+                top = forced.get(seat.value, forced.get(seat)) if isinstance(forced, Mapping) \
+                    else None
+            else:
+                top = None
+                if rng.random() < 0.75:
+                    top = rng.choice([c.id for c in CARDS if c.cult is cult and c.id not in used])
+            if top is None:
+                continue
+            if top not in CARD_IDS or Card.parse(top).cult is not cult:
+                raise ValueError(f"sides: {top!r} cannot lie at {seat.value}, a {cult.value} "
+                                 f"side (C1, R3)")
+            used.add(top)
+            if isinstance(unders, Mapping):
+                n_under = int(unders.get(seat.value, unders.get(seat, 0)) or 0)
+            elif unders is not None:
+                n_under = int(unders)
+            else:
+                n_under = rng.choice([0, 0, 0, 0, 1, 1, 2, 3])
+            pool = [c.id for c in CARDS if c.cult is cult and c.id not in used]
+            rng.shuffle(pool)
+            ids = pool[:n_under] + [top]
+            used.update(ids)
+            for cid in ids[:-1]:
+                a = card_angle(rng, rotation, seat, tw0.angle)
+                x, y = place_at_side(rng, seat, tw0, d.card_mm, a)
+                stacks[seat].append(table.placed(cid, x, y, a))
+            a = card_angle(rng, rotation, seat, tw0.angle)
+            card = None
+            for attempt in range(12):  # the uppermost cards of two sides never overlap
+                x, y = place_at_side(rng, seat, tw0, d.card_mm, a, extra_gap=4.0 * attempt)
+                card = table.placed(top, x, y, a)
+                if not any(_overlaps(card, other) for other in tops):
+                    break
+            assert card is not None
+            tops.append(card)
+            stacks[seat].append(card)
+            angles[seat.value] = round(a, 2)
+
+    layout = [tw0] + [c for seat in SEATS for c in stacks[seat]]
+    xy = options.get("twilight_xy")
+    w, h = size
+    s = table.camera.px_per_mm
+    if xy is None:
+        ext = max(float(np.abs(c.corners_mm()).max()) for c in layout)
+        room_x, room_y = max(0.0, w / 2 / s - ext), max(0.0, h / 2 / s - ext)
+        xy = (0.0, 0.0)
+        for _ in range(12):
+            cand = (rng.uniform(-room_x, room_x) * 0.9, rng.uniform(-room_y, room_y) * 0.9)
+            moved = [c.moved(c.x + cand[0], c.y + cand[1]) for c in layout]
+            if _in_picture(table, moved):
+                xy = cand
+                break
+    dx, dy = float(xy[0]), float(xy[1])
+    tw = tw0.moved(tw0.x + dx, tw0.y + dy)
+    stacks = {seat: [c.moved(c.x + dx, c.y + dy) for c in stack] for seat, stack in stacks.items()}
+
+    cards: list[Placed] = [tw] if present else []
+    for seat in SEATS:
+        cards.extend(stacks[seat][:-1])
+    for seat in SEATS:
+        cards.extend(stacks[seat][-1:])
+
+    want_hand = options.get("hand")
+    if want_hand is None:
+        want_hand = rng.random() < 0.4
+    arm = None
+    if want_hand:
+        seat_opt = options.get("hand_seat")
+        hand_seat = Seat.parse(seat_opt) if isinstance(seat_opt, str) else (
+            seat_opt or rng.choice(SEATS))
+        target = options.get("hand_target")
+        if target is None:
+            ddx, ddy = SEAT_DIRECTION[hand_seat]
+            reach = rng.uniform(60, 200)
+            target = (tw.x + ddx * reach + rng.uniform(-80, 80) * (1 - abs(ddx)),
+                      tw.y + ddy * reach + rng.uniform(-60, 60) * (1 - abs(ddy)))
+        arm = random_arm(rng, hand_seat, (float(target[0]), float(target[1])), table)
+    shadow_arm = None
+    want_shadow = options.get("arm_shadow")
+    if want_shadow is None:
+        want_shadow = rng.random() < 0.25
+    if want_shadow and table.effects.shadow_strength > 0:
+        seat = rng.choice(SEATS)
+        shadow_arm = random_arm(rng, seat, (tw.x + rng.uniform(-80, 80),
+                                            tw.y + rng.uniform(-80, 80)), table)
+
+    img, shadow, arm_map = table.new_layers()
+    for card in cards:
+        table.draw_card(img, shadow, card)
+    if shadow_arm is not None:
+        table.draw_arm(None, shadow, None, shadow_arm)
+    if arm is not None:
+        table.draw_arm(img, shadow, arm_map, arm)
+    image = table.finish(img, shadow, arm_map, rng)
+    factors.update({
+        "deck": d.name, "rotation": rotation if isinstance(rotation, str) else "fixed",
+        "card_angles": angles, "twilight_aspect": round(d.twilight_aspect, 3),
+        "twilight_landscape": d.twilight_mm[0] > d.twilight_mm[1],
+        "twilight_deg": round(float(angle), 2), "hand": arm is not None,
+        "arm_shadow": shadow_arm is not None,
+        "under_cards": sum(len(st) - 1 for st in stacks.values() if st)})
+    return _scene(table, tw, stacks, arm, image, arm_map, present=present,
+                  mirror=bool(options.get("mirror")), seed=seed,
+                  style=d.style if d.style is not None else -1, deck=d.name, factors=factors)
