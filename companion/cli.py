@@ -22,6 +22,7 @@ HANDLERS = {
     "export": "companion.history:run_export",
     "deck print": "vision.printsheet:run",
     "deck enrol": "vision.profile:run_enrol",
+    "deck export": "vision.printsheet:run_export",
     "recognise": "vision.recognise:run",
     "simulate": "vision.sim.movie:run",
     "watch": "companion.app:run_watch",
@@ -82,6 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = dsub.add_parser("enrol", help="teach a deck from one image per card (C5)")
     p.add_argument("dir", metavar="DIR")
     p.add_argument("--out", required=True, metavar="DECK")
+    p = dsub.add_parser("export", help="the built-in deck as enrolment images (C5)")
+    p.add_argument("--out", required=True, metavar="DIR")
 
     p = sub.add_parser("recognise", help="read the cards at the Twilight card (C6)")
     p.add_argument("images", nargs="+", metavar="IMAGE")

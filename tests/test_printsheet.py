@@ -125,3 +125,37 @@ def test_sheet_cards_are_legal_ids() -> None:
     for cid in FRONT_IDS:
         if cid != TWILIGHT_ID:
             Card.parse(cid)
+
+
+def test_deck_export_round_trips_through_deck_enrol(tmp_path: Path) -> None:
+    """`deck export` writes the built-in deck as a C5 folder that `deck enrol` takes,
+    and the taught faces are the built-in deck's own."""
+    from companion.cli import main
+    from vision.printsheet import EXPORT_IDS
+    from vision.profile import DeckProfile, builtin_profile
+
+    out = tmp_path / "export"
+    with redirect_stdout(io.StringIO()):
+        assert main(["deck", "export", "--out", str(out)]) == 0
+        assert main(["deck", "enrol", str(out), "--out", str(tmp_path / "deck")]) == 0
+    assert sorted(p.name for p in out.iterdir()) == sorted(f"{cid}.png" for cid in EXPORT_IDS)
+    twilight = cv2.imread(str(out / "twilight.png"))
+    assert twilight.shape[0] > twilight.shape[1] > 700  # upright, about 300 dpi
+    taught, builtin = DeckProfile.load(tmp_path / "deck"), builtin_profile(0)
+    assert set(taught.ids) == set(builtin.ids)
+    for cid in taught.ids:
+        a, b = taught.faces[cid].astype(np.float32), builtin.faces[cid].astype(np.float32)
+        m = 8  # square printed corners against the rounded built-in ones
+        assert np.abs(a[m:-m, m:-m] - b[m:-m, m:-m]).mean() < 6, cid
+
+
+def test_deck_export_refuses_a_file_as_its_folder(tmp_path: Path) -> None:
+    from vision.printsheet import run_export
+
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    err = io.StringIO()
+    with redirect_stderr(err):
+        assert run_export(argparse.Namespace(out=str(blocker))) == 2
+    assert "not a folder" in err.getvalue() and len(err.getvalue().strip().splitlines()) == 1
+    assert blocker.read_text() == "x"

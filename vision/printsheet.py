@@ -165,3 +165,42 @@ def run(args: argparse.Namespace) -> int:
     for path in paths:
         print(path)
     return 0
+
+
+# -- deck export ---------------------------------------------------------------------------
+#: Every image ``deck export`` writes: the 28 faces, the Twilight card, both backs.
+EXPORT_IDS: tuple[str, ...] = (*CARD_IDS, TWILIGHT_ID, "sun-back", "moon-back")
+
+
+def export_deck(out: Path, dpi: int = DPI) -> list[Path]:
+    """Write the built-in deck as a C5 enrolment folder: one upright PNG per card at
+    ``dpi`` (``<card-id>.png``, ``twilight.png`` with its moon sides at the top and
+    bottom, ``sun-back.png``, ``moon-back.png``), square-cornered as printed, so a
+    single card can be printed, the deck drawn elsewhere, or taught again with
+    ``deck enrol``. Returns the paths written."""
+    out.mkdir(parents=True, exist_ok=True)
+    px_per_mm = dpi / MM_PER_INCH
+    paths = []
+    for card_id in EXPORT_IDS:
+        path = out / f"{card_id}.png"
+        if not cv2.imwrite(str(path), render_print(card_id, 0, px_per_mm),
+                           [cv2.IMWRITE_PNG_COMPRESSION, PNG_COMPRESS_LEVEL]):
+            raise OSError(f"cannot write {path}")
+        paths.append(path)
+    return paths
+
+
+def run_export(args: argparse.Namespace) -> int:
+    """``twilight-companion deck export --out DIR``."""
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        print(f"twilight-companion deck export: {out} exists and is not a folder",
+              file=sys.stderr)
+        return 2
+    try:
+        paths = export_deck(out)
+    except OSError as exc:
+        print(f"twilight-companion deck export: {exc}", file=sys.stderr)
+        return 2
+    print(f"deck export: {len(paths)} images -> {out}")
+    return 0
