@@ -347,3 +347,36 @@ def test_demo_source_is_read_like_a_recording_when_not_paced_in_real_time() -> N
     assert frames.read().shape == (180, 320, 3)
     paced.close()
     frames.close()
+
+
+def test_a_randomised_movie_lays_its_decks_cards_at_their_sides() -> None:
+    """With ``deck=`` the movie draws that deck's cards, laid the movie's way (here all
+    one way in the picture, portrait), each uppermost card beyond its own side of the
+    Twilight card; same seed, same pixels."""
+    from vision.sim.decks import sim_deck
+
+    deck = 103
+    movie = HandMovie(seed=8, size=(640, 360), hands=1, deck=deck, rotation="aligned")
+    twin = HandMovie(seed=8, size=(640, 360), hands=1, deck=deck, rotation="aligned")
+    assert movie.factors["rotation"] == "aligned" and "card_px" in movie.factors
+    seen = 0
+    for frame, other in zip(movie.frames(), twin.frames(), strict=True):
+        if frame.index == 30:
+            assert np.array_equal(frame.image, other.image)
+        if frame.arm or frame.index % 5 or frame.twilight_quad is None:
+            continue
+        tw = frame.twilight_quad
+        assert abs(np.linalg.norm(tw[3] - tw[0]) / np.linalg.norm(tw[1] - tw[0])
+                   - sim_deck(deck).twilight_mm[1] / sim_deck(deck).twilight_mm[0]) < 0.15
+        for seat, quad in frame.quads.items():
+            if quad is None or frame.occluded[seat]:
+                continue
+            v = quad.mean(axis=0) - tw.mean(axis=0)
+            assert seat_of_direction(*v).value == seat
+            left = quad[3] - quad[0]  # the card's long edge runs up and down the picture
+            assert abs(left[0]) < 0.3 * abs(left[1])
+            seen += 1
+        if len(movie.events) >= 8:
+            break
+    assert seen > 20
+    assert [e["type"] for e in movie.events[:4]] == ["play"] * 4

@@ -333,3 +333,35 @@ def test_procedural_decks_are_distinct_keep_cult_colours_and_enrol(tmp_path) -> 
             assert near_own < near_rival
     profile = DeckProfile.load(taught_deck(SQUARE_DECK))
     assert set(CARD_IDS) <= set(profile.ids) and "twilight" in profile.ids
+
+
+def test_card_photos_show_their_card_any_way_round() -> None:
+    from vision.sim.decks import sim_deck
+    from vision.sim.simulator import render_card_photo
+
+    a = render_card_photo(4, OTHER_DECK)
+    assert np.array_equal(a[0], render_card_photo(4, OTHER_DECK)[0]) and a[1] in CARD_IDS
+    tight, angles = 0, []
+    for seed in range(12):
+        image, cid, f = render_card_photo(seed, OTHER_DECK, with_factors=True)
+        tight += f["tight"]
+        angles.append(f["card_deg"])
+        quad = np.float32(f["quad"])
+        assert quad[:, 0].min() > -1 and quad[:, 0].max() < image.shape[1] + 1
+        assert quad[:, 1].min() > -1 and quad[:, 1].max() < image.shape[0] + 1
+    assert 0 < tight < 12 and max(angles) - min(angles) > 180
+    image, cid, f = render_card_photo(5, OTHER_DECK, card_id="moon-priest", with_factors=True)
+    assert cid == "moon-priest"
+    patch = deck_unwarp(image, np.float32(f["quad"]), sim_deck(OTHER_DECK).card_mm)
+
+    def normed(img: np.ndarray) -> np.ndarray:  # the photo's light and colour cast aside
+        g = cv2.cvtColor(img, cv2.COLOR_BGR2GRAY).astype(np.float32)[6:-6, 6:-6]
+        return (g - g.mean()) / (g.std() + 1e-6)
+
+    def score(c: str) -> float:
+        art = sim_deck(OTHER_DECK).art(c, CHECK_PX_PER_MM)
+        art = cv2.resize(art, (patch.shape[1], patch.shape[0]), interpolation=cv2.INTER_AREA)
+        return float((normed(patch) * normed(art)).mean())
+
+    scores = {c: score(c) for c in CARD_IDS}
+    assert max(scores, key=scores.get) == "moon-priest", f

@@ -46,14 +46,18 @@ from companion.core.deal import random_plays, random_plays_with_givers
 from companion.core.rules import Hand, Play
 from vision.deck_art import STYLES
 from vision.sim.simulator import (
+    ROTATION_KINDS,
     SEAT_CARD_ANGLE,
     SEAT_DIRECTION,
     Arm,
     Placed,
     Table,
+    card_angle,
+    place_at_side,
     random_arm,
     random_look,
     random_table,
+    random_table_randomised,
     side_pose,
 )
 
@@ -141,6 +145,12 @@ class _State:
     arm: Arm | None = None
 
 
+def _overlap(a: Placed, b: Placed) -> bool:
+    area, _ = cv2.intersectConvexConvex(a.corners_mm().astype(np.float32),
+                                        b.corners_mm().astype(np.float32))
+    return area > 1.0
+
+
 def _ease(t: float) -> float:
     return 0.5 - 0.5 * math.cos(math.pi * min(max(t, 0.0), 1.0))
 
@@ -170,14 +180,21 @@ class HandMovie:
     ``render=False`` skips drawing pictures (truth and geometry only).
     ``new_moon_cards`` (three-player mode) lays the new moon's seven cards face up
     at its edge of the table (R8), where the arms then pick them from.
+    ``deck`` (a :mod:`vision.sim.decks` name: ``"builtin"`` or a procedural deck's
+    seed) draws the movie with that deck and the domain randomisation of
+    :func:`vision.sim.simulator.render_randomised`, drawn from the seed: how the
+    players lay their cards (radial, aligned or askew; ``rotation`` pins it), card
+    size, camera tilt and field of view, cloth, light, noise, blur, JPEG. Without
+    it the movie is drawn as before in art ``style``.
     """
 
     def __init__(self, seed: int = 0, style: int = 0, size: tuple[int, int] = (1280, 720),
                  fps: float = 10.0, mode: str = "four", soloist: str | None = None,
                  hands: int = 1, speed: float = 1.0, bump: float = 0.0, render: bool = True,
                  moon_seats: tuple[str, str] | None = None,
-                 purgatory_bias: float = 0.3, new_moon_cards: bool = False) -> None:
-        if style not in STYLES:
+                 purgatory_bias: float = 0.3, new_moon_cards: bool = False,
+                 deck: int | str | None = None, rotation: str | float | None = None) -> None:
+        if deck is None and style not in STYLES:
             raise ValueError(f"unknown art style {style!r} (styles: {STYLES})")
         if mode not in MODES:
             raise ValueError(f"mode must be four or three, not {mode!r}")
@@ -199,8 +216,20 @@ class HandMovie:
         self.rng = random.Random(f"movie-{seed}")
         # Sensor noise draws from its own generator: rendering or not, the game is the same.
         self.noise_rng = random.Random(f"noise-{seed}")
-        self.table: Table = random_table(self.rng, style, size,
-                                         tilt_deg=self.rng.uniform(*MOVIE_TILT_DEG))
+        self.deck = deck
+        #: The randomised factors drawn for this movie (empty without ``deck``).
+        self.factors: dict[str, Any] = {}
+        self.rotation: str | float | None = None
+        if deck is None:
+            self.table: Table = random_table(self.rng, style, size,
+                                             tilt_deg=self.rng.uniform(*MOVIE_TILT_DEG))
+        else:
+            self.table, self.factors = random_table_randomised(self.rng, deck, size)
+            self.rotation = (rotation if rotation is not None
+                             else self.rng.choice(ROTATION_KINDS))
+            self.factors["rotation"] = (self.rotation if isinstance(self.rotation, str)
+                                        else "fixed")
+            self.factors["twilight_aspect"] = round(self.table.sim_deck.twilight_aspect, 3)
         #: Ground truth events (C7 form), appended as the movie goes.
         self.events: list[dict[str, Any]] = []
         #: C2 hand records of the hands played so far (complete ones and the current one).
@@ -230,8 +259,8 @@ class HandMovie:
         s = self.table.camera.px_per_mm
         reach = TWILIGHT_LAYOUT_RADIUS_MM
         room = (max(0.0, size[0] / 2 / s - reach), max(0.0, size[1] / 2 / s - reach))
-        self.twilight = Placed("twilight", self.rng.uniform(-room[0], room[0]) * 0.5,
-                               self.rng.uniform(-room[1], room[1]) * 0.5, angle)
+        self.twilight = self.table.placed("twilight", self.rng.uniform(-room[0], room[0]) * 0.5,
+                                          self.rng.uniform(-room[1], room[1]) * 0.5, angle)
         self._home = self.twilight
         #: Each seat's player keeps one skin and sleeve for the whole movie.
         self.looks = {seat: random_look(self.rng) for seat in SEATS}
@@ -404,10 +433,29 @@ class HandMovie:
         self.dummy = []
         for i, card in enumerate(order):
             along = (i - (n - 1) / 2) * NEW_MOON_SPACING_MM
-            self.dummy.append(Placed(card.id, base[0] - dy * along + rng.uniform(-2, 2),
-                                     base[1] + dx * along + rng.uniform(-2, 2),
-                                     SEAT_CARD_ANGLE[empty] + rng.uniform(-6, 6)))
+            self.dummy.append(self.table.placed(
+                card.id, base[0] - dy * along + rng.uniform(-2, 2),
+                base[1] + dx * along + rng.uniform(-2, 2),
+                SEAT_CARD_ANGLE[empty] + rng.uniform(-6, 6)))
         self._changed()
+
+    def _randomised_pose(self, seat: Seat, card_id: str) -> Placed:
+        """Where a randomised movie's player lays ``card_id`` at ``seat``'s side: the
+        movie's way of laying cards, never over another side's uppermost card."""
+        rng = self.rng
+        tw = self.twilight
+        assert self.rotation is not None
+        angle = card_angle(rng, self.rotation, seat, tw.angle)
+        others = [c for s, c in self._tops().items() if s is not seat]
+        card = None
+        for attempt in range(12):
+            x, y = place_at_side(rng, seat, tw, self.table.sim_deck.card_mm, angle,
+                                 extra_gap=4.0 * attempt)
+            card = self.table.placed(card_id, x, y, angle)
+            if not any(_overlap(card, o) for o in others):
+                break
+        assert card is not None
+        return card
 
     def _arm_seats(self) -> list[Seat]:
         if self.mode == "three":
@@ -426,8 +474,12 @@ class HandMovie:
         moon's cards when ``from_table``) and withdraws; then the truth events."""
         rng = self.rng
         yield from self._pause(self._n_range(THINK_S))
-        x, y, angle = side_pose(rng, seat, self.twilight)
-        final = Placed(card.id, x, y, angle)
+        if self.deck is None:
+            x, y, angle = side_pose(rng, seat, self.twilight)
+            final = Placed(card.id, x, y, angle)
+        else:
+            final = self._randomised_pose(seat, card.id)
+            x, y, angle = final.x, final.y, final.angle
         reacher = self._reacher(seat)
         dx, dy = SEAT_DIRECTION[reacher]
         # Palm over the near end of the card, fingers over the rest of it.
@@ -453,8 +505,8 @@ class HandMovie:
             t = _ease((k + 1) / n_reach)
             hand_pos = _lerp(start, palm, t)
             lift = CARRY_LIFT_MM * (1 - t)
-            held = Placed(card.id, hand_pos[0] + grip[0], hand_pos[1] + grip[1],
-                          _angle_lerp(start_angle, angle, t), lift)
+            held = self.table.placed(card.id, hand_pos[0] + grip[0], hand_pos[1] + grip[1],
+                                     _angle_lerp(start_angle, angle, t), lift)
             if k == n_reach - 1:
                 break
             yield _State([held], Arm(arm.entry, hand_pos, arm.skin, arm.sleeve, arm.width_mm))
@@ -520,8 +572,8 @@ class HandMovie:
             n = self._n(0.6)
             for k in range(n):
                 t = _ease((k + 1) / n)
-                moving = [Placed(c.card_id, *_lerp((c.x, c.y), pile, t),
-                                 _angle_lerp(c.angle, base_angle + (c.angle // 180) * 180, t))
+                moving = [c.moved(*_lerp((c.x, c.y), pile, t),
+                                  _angle_lerp(c.angle, base_angle + (c.angle // 180) * 180, t))
                           for c in cards]
                 yield _State(moving, Arm(arm.entry, target, arm.skin, arm.sleeve, arm.width_mm))
             yield from (_State(moving, Arm(arm.entry, target, arm.skin, arm.sleeve,
@@ -539,8 +591,8 @@ class HandMovie:
             moving = []
             for c in start:
                 pos = _lerp((c.x, c.y), target, gather * 0.7)
-                moving.append(Placed(c.card_id, pos[0] + hand_pos[0] - target[0],
-                                     pos[1] + hand_pos[1] - target[1], c.angle))
+                moving.append(c.moved(pos[0] + hand_pos[0] - target[0],
+                                      pos[1] + hand_pos[1] - target[1], c.angle))
             yield _State(moving, Arm(arm.entry, hand_pos, arm.skin, arm.sleeve, arm.width_mm))
         yield from self._pause(self._n(0.3))
 
@@ -556,8 +608,8 @@ class HandMovie:
         new = old.moved(x, y, home.angle + float(np.clip(turn, -BUMP_MAX_DEG, BUMP_MAX_DEG)))
         for k in range(2):
             t = (k + 1) / 2
-            self.twilight = Placed("twilight", *_lerp((old.x, old.y), (new.x, new.y), t),
-                                   _angle_lerp(old.angle, new.angle, t))
+            self.twilight = old.moved(*_lerp((old.x, old.y), (new.x, new.y), t),
+                                      _angle_lerp(old.angle, new.angle, t))
             self._changed()
             yield _State()
         yield from self._pause(self._n(0.5))

@@ -201,7 +201,7 @@ def _flipped_texture(index: int, size: tuple[int, int], flip: int) -> np.ndarray
     return out
 
 
-@functools.lru_cache(maxsize=4)
+@functools.lru_cache(maxsize=8)
 def _noise_buffer(size: tuple[int, int]) -> np.ndarray:
     """Gaussian noise around 128 (sigma 20), a bit larger than ``size``; cached."""
     w, h = size
@@ -942,7 +942,7 @@ def cloth_name(index: int) -> str:
     return PATTERNS[index - len(TEXTURES)][0]
 
 
-@functools.lru_cache(maxsize=12)
+@functools.lru_cache(maxsize=16)
 def pattern_texture(index: int, size: tuple[int, int]) -> np.ndarray:
     """Patterned or glossy cloth ``index`` (into :data:`PATTERNS`) at ``size``; cached."""
     kind, colours = PATTERNS[index % len(PATTERNS)]
@@ -1088,12 +1088,15 @@ class _RandomTable(Table):
 
 
 def random_table_randomised(rng: random.Random, deck: int | str, size: tuple[int, int], *,
-                            options: Mapping[str, Any] | None = None
+                            options: Mapping[str, Any] | None = None,
+                            cloth_size: tuple[int, int] | None = None
                             ) -> tuple[Table, dict[str, Any]]:
     """A domain-randomised table for ``deck``: card size, camera height (scale), tilt
     and field of view, cloth, light, noise, blur, JPEG, glare; and the factors drawn.
     ``options`` may pin ``card_px``, ``px_per_mm``, ``tilt_deg``, ``fov_deg``,
-    ``texture``, ``light``, ``blur_sigma``, ``jpeg_quality``, ``glare``, ``effects``."""
+    ``texture``, ``light``, ``blur_sigma``, ``jpeg_quality``, ``glare``, ``effects``.
+    ``cloth_size`` (at least ``size``): the cloth is cut from a picture of that size
+    (one cached picture for pictures of several sizes)."""
     opts = dict(options or {})
     w, h = size
     d = sim_deck(deck)
@@ -1119,7 +1122,10 @@ def random_table_randomised(rng: random.Random, deck: int | str, size: tuple[int
         fx = Effects.random(rng, size, False)
         factors = {"light": "even", "_sheen": None}
     table = _RandomTable(cam, 0, fx, deck=deck, flip=0)
-    table.background = _cloth(tex, size, flip)
+    if cloth_size is None:
+        table.background = _cloth(tex, size, flip)
+    else:
+        table.background = np.ascontiguousarray(_cloth(tex, cloth_size, flip)[:h, :w])
     table.sheen = factors.pop("_sheen")
     factors.update({"card_px": round(float(scale) * max(d.card_mm), 1),
                     "card_px_720": round(float(scale) * max(d.card_mm) * 720.0 / h, 1),
@@ -1335,3 +1341,72 @@ def render_randomised(seed: int, deck: int | str, size: tuple[int, int] = DEFAUL
     return _scene(table, tw, stacks, arm, image, arm_map, present=present,
                   mirror=bool(options.get("mirror")), seed=seed,
                   style=d.style if d.style is not None else -1, deck=d.name, factors=factors)
+
+
+# -- card photos for `recognise --card` -------------------------------------------------------
+#: Picture sizes of simulated phone photos of one card (landscape and portrait).
+CARD_PHOTO_SIZES: tuple[tuple[int, int], ...] = ((640, 480), (800, 600), (1024, 768),
+                                                 (480, 640), (720, 960))
+#: The card's long side as a share of the photo's short side.
+CARD_PHOTO_FILL = (0.3, 0.7)
+#: Largest camera tilt of a card photo, degrees (a phone held not quite flat).
+CARD_PHOTO_TILT_DEG = 20.0
+#: The cloth picture card photos are cropped from (covers every size above).
+CARD_PHOTO_CLOTH_SIZE = (1024, 960)
+#: Chance that a photo is cropped tightly round the card.
+TIGHT_CROP_P = 0.3
+
+
+def render_card_photo(seed: int, deck: int | str, *, card_id: str | None = None,
+                      with_factors: bool = False
+                      ) -> tuple[np.ndarray, str] | tuple[np.ndarray, str, dict[str, Any]]:
+    """A phone photo of one card of ``deck`` lying on a table, as a person checks a
+    card with ``recognise --card``: any rotation, mild perspective (tilt up to
+    :data:`CARD_PHOTO_TILT_DEG`), table round it, the randomised light, cloth,
+    noise, blur and JPEG of :func:`render_randomised`; now and then cropped tightly
+    round the card. Returns (image, card id), plus the factors drawn when
+    ``with_factors`` (``quad``: the card's corners in the photo, its top-left,
+    top-right, bottom-right, bottom-left). Same seed, same pixels."""
+    rng = random.Random(f"card-photo-{seed}")
+    size = rng.choice(CARD_PHOTO_SIZES)
+    cid = card_id if card_id is not None else rng.choice(CARD_IDS)
+    if cid not in CARD_IDS:
+        raise ValueError(f"unknown card id {cid!r} (C1)")
+    fill = rng.uniform(*CARD_PHOTO_FILL)
+    tilt = rng.uniform(0.0, CARD_PHOTO_TILT_DEG)
+    table, factors = random_table_randomised(
+        rng, deck, size, options={"card_px": fill * min(size), "tilt_deg": tilt},
+        cloth_size=CARD_PHOTO_CLOTH_SIZE)
+    angle = rng.uniform(0.0, 360.0)
+    w, h = size
+    s = table.camera.px_per_mm
+    card = table.placed(cid, 0.0, 0.0, angle)
+    for _ in range(12):
+        cand = table.placed(cid, rng.uniform(-0.2, 0.2) * w / s, rng.uniform(-0.2, 0.2) * h / s,
+                            angle)
+        if _in_picture(table, [cand], margin=4.0):
+            card = cand
+            break
+    img, shadow, arm_map = table.new_layers()
+    table.draw_card(img, shadow, card)
+    if rng.random() < 0.3 and table.effects.shadow_strength > 0:  # the photographer's arm
+        seat = rng.choice(SEATS)
+        table.draw_arm(None, shadow, None, random_arm(rng, seat, (card.x + rng.uniform(
+            -60, 60), card.y + rng.uniform(-60, 60)), table))
+    image = table.finish(img, shadow, arm_map, rng)
+    tight = rng.random() < TIGHT_CROP_P
+    q = table.quad(card)
+    if tight:
+        x0, y0 = q.min(axis=0)
+        x1, y1 = q.max(axis=0)
+        m = rng.uniform(0.0, 0.06) * max(x1 - x0, y1 - y0)
+        xa, ya = max(0, int(x0 - m)), max(0, int(y0 - m))
+        xb, yb = min(w, int(math.ceil(x1 + m))), min(h, int(math.ceil(y1 + m)))
+        image = np.ascontiguousarray(image[ya:yb, xa:xb])
+        q = q - np.float32((xa, ya))
+    factors.update({"deck": sim_deck(deck).name, "card_deg": round(angle, 2), "tight": tight,
+                    "fill": round(fill, 3), "photo_size": list(image.shape[1::-1]),
+                    "quad": q.round(2).tolist()})
+    if with_factors:
+        return image, cid, factors
+    return image, cid
