@@ -1,10 +1,11 @@
 """Simulator speed on one core, plus pictures of what the recogniser faces.
 
 Figures: median and 90th percentile milliseconds to render a 1280x720 scene
-(new seed each time, after ``prepare`` rendered the card art and textures once)
-and a hand-movie frame. Writes ``bench/results/sim_contact_sheet.png`` (sample
+(new seed each time, after ``prepare`` rendered the card art and textures once),
+a domain-randomised scene (``deck=``, procedural decks) and a hand-movie frame. Writes ``bench/results/sim_contact_sheet.png`` (sample
 scenes of both art styles) and ``bench/results/sim_movie_strip.png`` (frames of
-a hand).
+a hand) and ``bench/results/sim_randomised_sheet.png`` (randomised scenes of
+tuning decks, captioned with what was drawn).
 """
 
 from __future__ import annotations
@@ -13,7 +14,15 @@ import statistics
 import time
 from pathlib import Path
 
-from vision.sim.bench import contact_sheet, movie_strip, one_core, time_movie, time_scenes
+from vision.sim.bench import (
+    contact_sheet,
+    movie_strip,
+    one_core,
+    randomised_sheet,
+    time_movie,
+    time_randomised,
+    time_scenes,
+)
 from vision.sim.simulator import prepare
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -33,6 +42,7 @@ def main() -> dict:
         prepare(size=SIZE)
         prepare_s = time.perf_counter() - t0
         scenes = time_scenes(SIZE, TIMED_SCENES)
+        randomised = time_randomised(SIZE, TIMED_SCENES)
         frames = time_movie(SIZE, TIMED_MOVIE_FRAMES)
     both = scenes["style0"] + scenes["style1"]
     figures = {
@@ -41,6 +51,8 @@ def main() -> dict:
         "scene_1280x720_cpu_ms_median": round(statistics.median(scenes["cpu"]), 2),
         "scene_style0_ms_median": round(statistics.median(scenes["style0"]), 2),
         "scene_style1_ms_median": round(statistics.median(scenes["style1"]), 2),
+        "randomised_scene_1280x720_ms_median": round(statistics.median(randomised), 2),
+        "randomised_scene_1280x720_ms_p90": round(_p90(randomised), 2),
         "movie_frame_1280x720_ms_median": round(statistics.median(frames), 2),
         "movie_frame_1280x720_ms_p90": round(_p90(frames), 2),
         "goal_ms": GOAL_MS,
@@ -51,8 +63,10 @@ def main() -> dict:
     RESULTS.mkdir(parents=True, exist_ok=True)
     contact_sheet(RESULTS / "sim_contact_sheet.png", SIZE)
     movie_strip(RESULTS / "sim_movie_strip.png", SIZE)
+    randomised_sheet(RESULTS / "sim_randomised_sheet.png", SIZE)
     figures["images"] = ["bench/results/sim_contact_sheet.png",
-                         "bench/results/sim_movie_strip.png"]
+                         "bench/results/sim_movie_strip.png",
+                         "bench/results/sim_randomised_sheet.png"]
     for key, value in figures.items():
         print(f"{key}: {value}")
     return figures

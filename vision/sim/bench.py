@@ -50,6 +50,22 @@ def time_scenes(size: tuple[int, int], count: int) -> dict[str, list[float]]:
     return times
 
 
+def time_randomised(size: tuple[int, int], count: int, decks: tuple = ("builtin", 101, 102)
+                    ) -> list[float]:
+    """Milliseconds per randomised :func:`render_scene` (``deck=``; new seed each time,
+    decks taken in turn), after a warm-up that draws the decks and cloths once."""
+    from vision.sim.simulator import CLOTH_COUNT
+
+    for i in range(max(WARMUP_SCENES, CLOTH_COUNT)):
+        render_scene(30_000 + i, size=size, deck=decks[i % len(decks)], texture=i % CLOTH_COUNT)
+    times = []
+    for i in range(count):
+        t0 = time.perf_counter()
+        render_scene(40_000 + i, size=size, deck=decks[i % len(decks)])
+        times.append((time.perf_counter() - t0) * 1000)
+    return times
+
+
 def time_movie(size: tuple[int, int], count: int, skip: int = 30) -> list[float]:
     """Milliseconds per hand-movie frame, after the first ``skip`` frames."""
     frames = HandMovie(seed=1, size=size, hands=1).frames()
@@ -91,6 +107,21 @@ def contact_sheet(path: Path, size: tuple[int, int], scenes: int = 12) -> None:
         text = f"seed {seed} style {style} | {sides}"
         if occluded:
             text += f" | arm over {occluded}"
+        tile = cv2.resize(scene.image, TILE, interpolation=cv2.INTER_AREA)
+        tiles.append(_caption(tile, text))
+    cv2.imwrite(str(path), _grid(tiles, SHEET_COLUMNS))
+
+
+def randomised_sheet(path: Path, size: tuple[int, int], scenes: int = 12,
+                     decks: tuple = ("builtin", 101, 102, 103, 104, 105)) -> None:
+    """Randomised scenes of tuning decks, each captioned with its deck and factors."""
+    tiles = []
+    for i in range(scenes):
+        deck = decks[i % len(decks)]
+        scene = render_scene(1_000_000 + i, size=size, deck=deck)
+        f = scene.factors
+        text = (f"deck {deck} | {f['rotation']} | tw {f['twilight_aspect']} | "
+                f"{f['card_px']:.0f}px | {f['light']} {f['cloth']}")
         tile = cv2.resize(scene.image, TILE, interpolation=cv2.INTER_AREA)
         tiles.append(_caption(tile, text))
     cv2.imwrite(str(path), _grid(tiles, SHEET_COLUMNS))
