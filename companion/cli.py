@@ -6,29 +6,101 @@ module that owns it, so ``score`` starts without loading OpenCV, numpy or Flask.
 
 from __future__ import annotations
 
+import argparse
+import os
 import sys
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
-    from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 EXIT_INVALID = 2
 
-# command -> "module:function"; each function takes the parsed args, returns an exit status
-HANDLERS = {
-    "score": "companion.score:run",
-    "history": "companion.history:run_history",
-    "export": "companion.history:run_export",
-    "deck print": "vision.printsheet:run",
-    "deck enrol": "vision.profile:run_enrol",
-    "deck export": "vision.printsheet:run_export",
-    "recognise": "vision.recognise:run",
-    "simulate": "vision.sim.movie:run",
-    "watch": "companion.app:run_watch",
-    "serve": "companion.app:run_serve",
-    "demo": "companion.app:run_demo",
-    "leds test": "hardware.leds:run_test",
+
+def _score(args: argparse.Namespace) -> int:
+    from companion.score import run
+
+    return run(args)
+
+
+def _history(args: argparse.Namespace) -> int:
+    from companion.history import run_history
+
+    return run_history(args)
+
+
+def _export(args: argparse.Namespace) -> int:
+    from companion.history import run_export
+
+    return run_export(args)
+
+
+def _deck_print(args: argparse.Namespace) -> int:
+    from vision.printsheet import run
+
+    return run(args)
+
+
+def _deck_enrol(args: argparse.Namespace) -> int:
+    from vision.profile import run_enrol
+
+    return run_enrol(args)
+
+
+def _deck_export(args: argparse.Namespace) -> int:
+    from vision.printsheet import run_export
+
+    return run_export(args)
+
+
+def _recognise(args: argparse.Namespace) -> int:
+    from vision.recognise import run
+
+    return run(args)
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    from vision.sim.movie import run
+
+    return run(args)
+
+
+def _watch(args: argparse.Namespace) -> int:
+    from companion.app import run_watch
+
+    return run_watch(args)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from companion.app import run_serve
+
+    return run_serve(args)
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from companion.app import run_demo
+
+    return run_demo(args)
+
+
+def _leds_test(args: argparse.Namespace) -> int:
+    from hardware.leds import run_test
+
+    return run_test(args)
+
+
+#: command -> its handler: takes the parsed args, returns an exit status. Each imports
+#: the module that does the work when called, so ``score`` never loads OpenCV or Flask.
+HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "score": _score,
+    "history": _history,
+    "export": _export,
+    "deck print": _deck_print,
+    "deck enrol": _deck_enrol,
+    "deck export": _deck_export,
+    "recognise": _recognise,
+    "simulate": _simulate,
+    "watch": _watch,
+    "serve": _serve,
+    "demo": _demo,
+    "leds test": _leds_test,
 }
 
 
@@ -39,8 +111,6 @@ def _add_data(p: argparse.ArgumentParser) -> None:
 
 def _port_number(text: str) -> int:
     """A TCP port, 0 for any free one (the address is printed at start)."""
-    import argparse
-
     try:
         port = int(text)
     except ValueError:
@@ -59,8 +129,6 @@ def _add_service(p: argparse.ArgumentParser, host: str | None) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    import argparse
-
     parser = argparse.ArgumentParser(
         prog="twilight-companion", description="A camera table companion for Twilight."
     )
@@ -138,14 +206,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = sys.argv[1:] if argv is None else list(argv)
-    if (len(args_list) == 2 and args_list[0] == "score"
-            and (args_list[1] == "-" or not args_list[1].startswith("-"))):
-        # Fast path: `score FILE` is called by scripts for every hand; skip argparse.
-        from types import SimpleNamespace
-
-        from companion import score
-
-        return score.run(SimpleNamespace(file=args_list[1]))  # type: ignore[arg-type]
     parser = build_parser()
     args = parser.parse_args(args_list)
     key = args.command
@@ -153,18 +213,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         key = f"deck {args.deck_command}"
     elif key == "leds":
         key = f"leds {args.leds_command}"
-    module_name, func_name = HANDLERS[key].split(":")
     try:
-        __import__(module_name)
-        func = getattr(sys.modules[module_name], func_name)
-    except (ImportError, AttributeError) as exc:
-        print(f"twilight-companion {key}: not available in this installation ({exc})",
-              file=sys.stderr)
-        return 1
-    try:
-        return int(func(args) or 0)
+        return int(HANDLERS[key](args) or 0)
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:  # the last resort: one line, never a traceback
+        if os.environ.get("TWILIGHT_DEBUG"):
+            raise
+        message = " ".join(str(exc).split()) or "no details"
+        print(f"twilight-companion {key}: {type(exc).__name__}: {message} "
+              "(TWILIGHT_DEBUG=1 shows where)", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -2,21 +2,17 @@
 
 Prints the C3 form of a hand record or the C4 form of a match record. Anything
 invalid prints nothing on standard output, one line on standard error, and
-exits with status 2. Imports only the standard library and the rules core, so
-it starts about as fast as Python itself.
+exits with status 2. Imports only the standard library and the game core.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 import sys
 
-from companion.core import jsonio
 from companion.core.match import Match
 from companion.core.records import RecordError, load, read_record
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import argparse
 
 EXIT_INVALID = 2
 
@@ -42,5 +38,5 @@ def run(args: argparse.Namespace) -> int:
         message = " ".join(str(exc).split()) or type(exc).__name__
         print(f"twilight-companion score: {message}", file=sys.stderr)
         return EXIT_INVALID
-    print(jsonio.dumps(out))
+    print(json.dumps(out))
     return 0

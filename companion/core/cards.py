@@ -10,56 +10,22 @@ True
 
 from __future__ import annotations
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Iterator
-    from typing import Any
+import enum
 
 
 class UnknownName(ValueError):
     """A card, seat or cult name that is not in CONTRACT C1 (R9)."""
 
 
-class _Members(type):
-    """A tiny stand-in for ``enum.Enum``: fixed members with ``name`` and ``value``,
-    looked up by value with ``Cls("north")`` and iterated with ``for s in Cls``.
+class _Named(enum.Enum):
+    """A member looked up by its C1 name (``Seat("north")``), printed as that name,
+    with ``index``, its place in C1 order."""
 
-    Plain slotted objects with identity hashing keep the rules core fast (an Enum
-    member hashes in Python) and the ``score`` command quick to start."""
-
-    _members: tuple[object, ...]
-    _by_value: dict[str, object]
-
-    def __call__(cls, value: str):  # type: ignore[no-untyped-def]
-        try:
-            return cls._by_value[value]
-        except (KeyError, TypeError):
-            raise ValueError(f"{value!r} is not a valid {cls.__name__}") from None
-
-    def __iter__(cls) -> Iterator:  # type: ignore[type-arg]
-        return iter(cls._members)
-
-    def __len__(cls) -> int:
-        return len(cls._members)
-
-    def _make(cls, names: dict[str, str]) -> None:
-        members: list[Any] = []
-        for name, value in names.items():
-            member: Any = object.__new__(cls)  # type: ignore[arg-type]
-            object.__setattr__(member, "name", name)
-            object.__setattr__(member, "value", value)
-            object.__setattr__(member, "index", len(members))
-            setattr(cls, name, member)
-            members.append(member)
-        cls._members = tuple(members)
-        cls._by_value = {m.value: m for m in members}
-
-
-class _Member(metaclass=_Members):
-    __slots__ = ("name", "value", "index", "__dict__")
-    name: str
-    value: str
     index: int
+
+    #: Each member exists once: hashing by identity is exact, and quicker than Enum's
+    #: hash of the member's name (the rules core looks seats up in dicts all the time).
+    __hash__ = object.__hash__
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}.{self.name}"
@@ -67,32 +33,23 @@ class _Member(metaclass=_Members):
     def __str__(self) -> str:
         return str(self.value)
 
-    def __reduce__(self) -> tuple[object, tuple[str]]:
-        return (type(self), (self.value,))
 
-    def __copy__(self) -> _Member:
-        return self
-
-    def __deepcopy__(self, memo: object) -> _Member:
-        return self
-
-
-class Cult(_Member):
+class Cult(_Named):
     """The two cults, ``Cult.SUN`` and ``Cult.MOON``. A party is named after its cult."""
 
-    SUN: Cult
-    MOON: Cult
+    SUN = "sun"
+    MOON = "moon"
+
     other: Cult
 
     @classmethod
     def parse(cls, text: str) -> Cult:
         try:
-            return cls._by_value[text]  # type: ignore[return-value]
-        except (KeyError, TypeError):
+            return cls(text)
+        except ValueError:
             raise UnknownName(f"unknown cult or party {text!r} (C1: sun, moon)") from None
 
 
-Cult._make({"SUN": "sun", "MOON": "moon"})
 Cult.SUN.other, Cult.MOON.other = Cult.MOON, Cult.SUN
 CULTS: tuple[Cult, Cult] = (Cult.SUN, Cult.MOON)
 
@@ -100,15 +57,16 @@ CULTS: tuple[Cult, Cult] = (Cult.SUN, Cult.MOON)
 Party = Cult
 
 
-class Seat(_Member):
+class Seat(_Named):
     """The four sides of the Twilight card, in playing order (R2). ``left`` is the
     next seat in playing order ("to the left", clockwise seen from above),
     ``right`` the previous one, ``opposite`` the partner's seat."""
 
-    NORTH: Seat
-    EAST: Seat
-    SOUTH: Seat
-    WEST: Seat
+    NORTH = "north"
+    EAST = "east"
+    SOUTH = "south"
+    WEST = "west"
+
     left: Seat
     right: Seat
     opposite: Seat
@@ -116,31 +74,32 @@ class Seat(_Member):
     @classmethod
     def parse(cls, text: str) -> Seat:
         try:
-            return cls._by_value[text]  # type: ignore[return-value]
-        except (KeyError, TypeError):
+            return cls(text)
+        except ValueError:
             raise UnknownName(
                 f"unknown seat {text!r} (C1: north, east, south, west)"
             ) from None
 
 
-Seat._make({"NORTH": "north", "EAST": "east", "SOUTH": "south", "WEST": "west"})
-SEATS: tuple[Seat, ...] = (Seat.NORTH, Seat.EAST, Seat.SOUTH, Seat.WEST)
+SEATS: tuple[Seat, ...] = tuple(Seat)
 for _i, _seat in enumerate(SEATS):
     _seat.left = SEATS[(_i + 1) % 4]
     _seat.right = SEATS[(_i + 3) % 4]
     _seat.opposite = SEATS[(_i + 2) % 4]
 
 
-class Kind(_Member):
+class Kind(_Named):
     """purgatory, cleric, souls, shrine (R1)."""
 
-    PURGATORY: Kind
-    CLERIC: Kind
-    SOULS: Kind
-    SHRINE: Kind
+    PURGATORY = "purgatory"
+    CLERIC = "cleric"
+    SOULS = "souls"
+    SHRINE = "shrine"
 
 
-Kind._make({"PURGATORY": "purgatory", "CLERIC": "cleric", "SOULS": "souls", "SHRINE": "shrine"})
+for _members in (Cult, Seat, Kind):
+    for _i, _member in enumerate(_members):
+        _member.index = _i
 
 
 # name -> (kind, trick rank, souls, shrine multiplier)   (R1, R5, R6)

@@ -5,13 +5,11 @@ Standard library only.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from companion.core.cards import Cult, Seat
 from companion.core.rules import Hand, RuleError
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # no typing/dataclasses at run time: `score` must start fast
-    from collections.abc import Mapping
-    from typing import Any
 
 MODES = ("four", "three")
 GOALS = ("standard", "magic")

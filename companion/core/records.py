@@ -12,15 +12,13 @@ hand, the play (index from 1, seat, card) and the rule.
 
 from __future__ import annotations
 
-from companion.core import jsonio
+import json
+from collections.abc import Mapping
+from typing import IO, Any
+
 from companion.core.cards import Card, Seat, UnknownName
 from companion.core.match import GOALS, MODES, PAIRINGS, HandSetup, Match
 from companion.core.rules import Hand, IllegalPlay, RuleError
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # no typing import at run time: `score` must start fast
-    from collections.abc import Mapping
-    from typing import IO, Any
 
 HAND_FORMAT = "twilight-hand/1"
 MATCH_FORMAT = "twilight-match/1"
@@ -32,7 +30,7 @@ class RecordError(ValueError):
 
 def _seat(value: Any, what: str) -> Seat:
     if not isinstance(value, str):
-        raise RecordError(f"{what} must be a seat name, not {jsonio.dumps(value)} (C1)")
+        raise RecordError(f"{what} must be a seat name, not {json.dumps(value)} (C1)")
     try:
         return Seat.parse(value)
     except UnknownName as exc:
@@ -42,7 +40,7 @@ def _seat(value: Any, what: str) -> Seat:
 def _choice(obj: Mapping[str, Any], key: str, allowed: tuple[str, ...], default: str) -> str:
     value = obj.get(key, default)
     if value not in allowed:
-        raise RecordError(f"{key} must be one of {', '.join(allowed)}, not {jsonio.dumps(value)}")
+        raise RecordError(f"{key} must be one of {', '.join(allowed)}, not {json.dumps(value)}")
     return str(value)
 
 
@@ -50,7 +48,7 @@ def read_setup(obj: Mapping[str, Any], mode: str) -> HandSetup:
     """The layout part of a hand record: moon seats, dealer, leader, soloist, names."""
     moon = obj.get("moon_seats", ["north", "south"])
     if not isinstance(moon, list) or len(moon) != 2:
-        raise RecordError(f"moon_seats must be two opposite seats, not {jsonio.dumps(moon)} (C2)")
+        raise RecordError(f"moon_seats must be two opposite seats, not {json.dumps(moon)} (C2)")
     a, b = (_seat(s, "moon_seats") for s in moon)
     if a.opposite is not b:
         raise RecordError(f"moon_seats {a.value} and {b.value} are not opposite (R1, C2)")
@@ -86,7 +84,7 @@ def read_hand(obj: Any, mode: str | None = None) -> tuple[HandSetup, Hand]:
         raise RecordError("a hand record must be a JSON object (C2)")
     fmt = obj.get("format", HAND_FORMAT)
     if fmt != HAND_FORMAT:
-        raise RecordError(f"format must be {HAND_FORMAT!r}, not {jsonio.dumps(fmt)} (C2)")
+        raise RecordError(f"format must be {HAND_FORMAT!r}, not {json.dumps(fmt)} (C2)")
     mode = _choice(obj, "mode", MODES, mode or "four")
     setup = read_setup(obj, mode)
     plays = obj.get("plays", [])
@@ -121,7 +119,7 @@ def read_match(obj: Any) -> Match:
     if not isinstance(obj, dict):
         raise RecordError("a match record must be a JSON object (C4)")
     if obj.get("format") != MATCH_FORMAT:
-        raise RecordError(f"format must be {MATCH_FORMAT!r}, not {jsonio.dumps(obj.get('format'))}")
+        raise RecordError(f"format must be {MATCH_FORMAT!r}, not {json.dumps(obj.get('format'))}")
     mode = _choice(obj, "mode", MODES, "four")
     goal = _choice(obj, "goal", GOALS, "standard")
     pairing = _choice(obj, "pairing", PAIRINGS, "rotating")
@@ -150,7 +148,7 @@ def read_record(obj: Any) -> Hand | Match:
 def load(fp: IO[str]) -> Any:
     """Parse JSON text into a record object; malformed JSON is a RecordError."""
     try:
-        return jsonio.loads(fp.read())
+        return json.loads(fp.read())
     except UnicodeDecodeError as exc:
         raise RecordError(f"not UTF-8 text: {exc.reason}") from None
     except RecursionError:

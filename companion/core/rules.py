@@ -15,12 +15,10 @@ Play(seat=Seat.EAST, card=Card.parse('sun-souls-7'))
 
 from __future__ import annotations
 
-from companion.core.cards import Card, Cult, Kind, Seat
+from collections.abc import Iterable, Sequence
+from typing import Any
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # no typing import at run time: `score` must start fast
-    from collections.abc import Iterable, Sequence
-    from typing import Any
+from companion.core.cards import SEATS, Card, Cult, Kind, Seat
 
 CARDS_PER_HAND = 28
 TRICKS_PER_HAND = 7
@@ -144,7 +142,7 @@ class Hand:
         self.moon_seats: tuple[Seat, Seat] = (a, b) if a.index < b.index else (b, a)
         self.leader = leader
         self.expected_leader = expected_leader if leader is None else leader
-        self._cult = {s: (Cult.MOON if s in self.moon_seats else Cult.SUN) for s in Seat}
+        self._cult = {s: (Cult.MOON if s in self.moon_seats else Cult.SUN) for s in SEATS}
         self._reset()
 
     # -- state ------------------------------------------------------------------------------
@@ -204,7 +202,7 @@ class Hand:
 
     def built_shrines(self, party: Cult) -> list[Card]:
         """Shrines of the party's own cult that it took (R6)."""
-        return [c for c in self._won[party] if c.kind is Kind.SHRINE and c.cult is party]
+        return [c for c in self._won[party] if c.shrine and c.cult is party]
 
     def multiplier(self, party: Cult) -> int:
         return multiplier_of(self.built_shrines(party))
