@@ -116,6 +116,18 @@ class FrameCheck:
         return None
 
 
+def open_camera(spec: str, size: tuple[int, int], **demo_options: Any) -> Any:
+    """The frame source ``--source`` names (C7): ``demo`` is the table simulator
+    (``demo_options`` go to it), anything else a real camera or a recording."""
+    if str(spec).strip() == "demo":
+        from vision.sim.camera import DemoCamera
+
+        return DemoCamera(size, **demo_options)
+    from vision.sources import open_source
+
+    return open_source(spec, size)
+
+
 @dataclass
 class Options:
     source: str
@@ -177,13 +189,13 @@ class Companion:
 
     # -- parts ------------------------------------------------------------------------------
     def start_camera(self) -> None:
-        from vision.sources import LatestFrame, open_source
+        from vision.sources import LatestFrame
 
         options: dict[str, Any] = {}
         if self.opts.demo:
             options = {"hands": self.opts.hands, "seed": self.opts.seed,
                        "speed": self.opts.speed, "realtime": self.opts.pace != "frames"}
-        self.source = open_source(self.opts.source, self.opts.size, **options)
+        self.source = open_camera(self.opts.source, self.opts.size, **options)
         if self.opts.demo:
             from companion.demo_table import DemoTable
 
@@ -221,10 +233,14 @@ class Companion:
         cfg: dict[str, Any] = {"DATA_DIR": str(self.log.path.parent)}
         if self.config.web.pin:
             cfg["TABLE_PIN"] = self.config.web.pin
+        from vision.cardcrop import crop_card
+        from vision.profile import enrol
+
         frames = self.capture
         leds = self.hardware.lights if self.hardware is not None else None
         app = web.create_app(self.log, config=cfg, frames=frames, leds=leds,
-                             recognise=self._annotate if frames is not None else None)
+                             annotate=self._annotate if frames is not None else None,
+                             crop_card=crop_card, enrol_deck=enrol)
         app.add_url_rule("/healthz", "healthz", self._healthz)
         self.server = web.make_server(app, self.opts.host, self.opts.port,
                                       threads=self.config.web.threads)
@@ -361,7 +377,7 @@ class Companion:
         self.log.set_status("camera", "ok")
 
     def _restart_camera(self) -> None:
-        from vision.sources import LatestFrame, SourceError, open_source
+        from vision.sources import LatestFrame, SourceError
 
         try:
             self.capture.close()
@@ -369,7 +385,7 @@ class Companion:
             pass
         self.check = FrameCheck(self.check.frozen_after)
         try:
-            self.source = open_source(self.opts.source, self.opts.size)
+            self.source = open_camera(self.opts.source, self.opts.size)
             self.capture = LatestFrame(self.source).start()
         except (SourceError, OSError) as exc:
             logger.warning("camera: cannot reopen %s: %s", self.opts.source, exc)

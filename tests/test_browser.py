@@ -233,7 +233,7 @@ def draw_recognition(frame: Any) -> Any:
 
 def test_setup_page_camera_view(browser, log, tmp_path):
     pytest.importorskip("cv2")
-    srv = Server(log, tmp_path / "data", frames=Frames(), recognise=draw_recognition)
+    srv = Server(log, tmp_path / "data", frames=Frames(), annotate=draw_recognition)
     context = browser.new_context(viewport=PHONE, device_scale_factor=2)
     try:
         page = context.new_page()

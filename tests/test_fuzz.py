@@ -69,11 +69,10 @@ class Frames:
 
 def make_world(folder: Path) -> tuple[Any, GameLog]:
     log = GameLog.open(folder)
-    app = create_app(log, frames=Frames(), leds=Lights(), recognise=lambda image: image,
+    app = create_app(log, frames=Frames(), leds=Lights(), annotate=lambda image: image,
+                     crop_card=lambda image: image, enrol_deck=lambda folder, out: None,
                      config={"DATA_DIR": str(folder), "TABLE_PIN": PIN, "PIN_FAIL_SLEEP": 0,
-                             "SSE_LIFETIME": 0.05, "SSE_HEARTBEAT": 0.02,
-                             "CARD_CROP": lambda image: image,
-                             "DECK_ENROL": lambda folder, out: None})
+                             "SSE_LIFETIME": 0.05, "SSE_HEARTBEAT": 0.02})
     for seat, card in (("east", "sun-souls-3"), ("south", "moon-hierarch")):
         log.play(seat, card)
     return app, log

@@ -337,11 +337,11 @@ def test_demo_camera_keeps_only_the_newest_hands_and_lies_still_at_the_end() -> 
 
 
 def test_demo_source_is_read_like_a_recording_when_not_paced_in_real_time() -> None:
+    from vision.sim.camera import DemoCamera
     from vision.sim.movie import DEMO_KEEP_HANDS
-    from vision.sources import open_source
 
-    paced = open_source("demo", TINY, seed=1)
-    frames = open_source("demo", TINY, seed=1, realtime=False, hands=1)
+    paced = DemoCamera(TINY, seed=1)
+    frames = DemoCamera(TINY, seed=1, realtime=False, hands=1)
     assert paced.live and not frames.live
     assert frames.table.keep_hands == DEMO_KEEP_HANDS and frames.table.end_still_s > 0
     assert frames.read().shape == (180, 320, 3)

@@ -57,10 +57,10 @@ class World:
         self.leds = Leds()
         self.enrolled: list[Any] = []
         self.app = create_app(
-            self.log, frames=Frames(), leds=self.leds, recognise=lambda image: image,
-            config={"DATA_DIR": str(self.data), "TABLE_PIN": PIN, "PIN_FAIL_SLEEP": 0,
-                    "CARD_CROP": lambda image: image,
-                    "DECK_ENROL": lambda folder, out: self.enrolled.append(out)})
+            self.log, frames=Frames(), leds=self.leds, annotate=lambda image: image,
+            crop_card=lambda image: image,
+            enrol_deck=lambda folder, out: self.enrolled.append(out),
+            config={"DATA_DIR": str(self.data), "TABLE_PIN": PIN, "PIN_FAIL_SLEEP": 0})
         for seat, card in (("east", "sun-souls-3"), ("south", "moon-hierarch")):
             self.log.play(seat, card)
 

@@ -190,7 +190,9 @@ def test_latest_frame_recorded_source_ends(tmp_path):
 
 
 def test_demo_source_is_the_simulated_table_behind_latest_frame():
-    src = sources.open_source("demo", size=(320, 240), seed=1, hands=1)
+    from companion.app import open_camera
+
+    src = open_camera("demo", size=(320, 240), seed=1, hands=1)
     assert src.live and src.name == "demo"
     with sources.LatestFrame(src) as shared:
         first = shared.wait_newer(0, timeout=10.0)

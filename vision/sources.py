@@ -9,10 +9,12 @@ All sources give B,G,R ``uint8`` frames (what OpenCV expects) and share one shap
 ``open_source(spec)`` picks the source from the C7 ``--source`` text:
 
 * ``picamera``   the Raspberry Pi camera through picamera2 (imported lazily),
-* ``demo``       the built-in table simulator (``vision.sim.movie.SimulatedTable``, lazily),
 * ``0``, ``1``…  an OpenCV camera index,
 * a folder       its image files in name order,
 * a file         a video file.
+
+``demo``, the built-in table simulator, is not recognition's business: the
+wiring builds it from :mod:`vision.sim.camera`.
 
 A live camera must be read by exactly one thread; :class:`LatestFrame` runs that
 one capture thread and shares the newest frame (with its number and time) with
@@ -23,7 +25,6 @@ reports the camera as lost instead of hanging its readers.
 
 from __future__ import annotations
 
-import importlib
 import os
 import threading
 import time
@@ -97,7 +98,7 @@ class PiCamera:
     def __init__(self, size: tuple[int, int] = DEFAULT_SIZE, *, camera_num: int = 0,
                  settle_s: float = SETTLE_SECONDS, sleep=time.sleep) -> None:
         try:
-            picamera2 = importlib.import_module("picamera2")
+            import picamera2  # only on a Raspberry Pi
         except ImportError as exc:
             raise SourceError(
                 "picamera: the picamera2 library is not installed "
@@ -224,42 +225,14 @@ class FrameFolder:
         self._next = len(self.files)
 
 
-class Demo:
-    """The built-in table simulator as a camera (``vision.sim.movie.SimulatedTable``).
-
-    Keyword options go to the simulator unchanged; its object is available as
-    ``.table`` for the demo's simulated LEDs and truth. With ``realtime=False`` it is
-    read like a recording: every frame, the table moving on as frames are read.
-    """
-
-    def __init__(self, size: tuple[int, int] = DEFAULT_SIZE, **options: Any) -> None:
-        movie = importlib.import_module("vision.sim.movie")
-        self.name = "demo"
-        options = {"keep_hands": movie.DEMO_KEEP_HANDS, "end_still_s": movie.DEMO_END_STILL_S,
-                   **options}
-        self.table = movie.SimulatedTable(size=size, **options)
-        self.live = bool(self.table.live)
-
-    def read(self) -> np.ndarray | None:
-        return self.table.read()
-
-    def close(self) -> None:
-        close = getattr(self.table, "close", None)
-        if close is not None:
-            close()
-
-
 def open_source(spec: str, size: tuple[int, int] = DEFAULT_SIZE, **options: Any) -> FrameSource:
     """The source the C7 ``--source`` text names; raises :class:`SourceError` naming it.
 
-    ``options`` go to the demo simulator (e.g. ``seed``) or the Pi camera
-    (e.g. ``settle_s``).
+    ``options`` go to the Pi camera (e.g. ``settle_s``).
     """
     text = str(spec).strip()
     if text == "picamera":
         return PiCamera(size, **options)
-    if text == "demo":
-        return Demo(size, **options)
     if text.isdigit():
         return OpenCVCamera(int(text), size)
     path = Path(text)
@@ -288,7 +261,7 @@ def frames(source: FrameSource) -> Iterator[Frame]:
 class LatestFrame:
     """One capture thread reading *source*; any number of readers share its newest frame.
 
-    >>> shared = LatestFrame(open_source("demo")).start()      # doctest: +SKIP
+    >>> shared = LatestFrame(open_source("0")).start()         # doctest: +SKIP
     >>> frame = shared.wait_newer(0, timeout=1.0)               # Frame, number >= 1
     >>> preview = shared.latest()                               # the web page, any time
     >>> shared.close()

@@ -3,7 +3,8 @@
 Public API::
 
     app = create_app(log, config={"DATA_DIR": folder, "TABLE_PIN": None},
-                     frames=None, leds=None, recognise=None)
+                     frames=None, leds=None, annotate=None, crop_card=None,
+                     enrol_deck=None)
     print_banner(page_url(host, port), app.config["TABLE_PIN"])
     serve(app, host, port, threads=24)          # waitress; blocks
     server = make_server(app, host, port)       # or: server.run() in a thread, .close()

@@ -19,7 +19,7 @@ from werkzeug.exceptions import HTTPException
 from companion.core.gamelog import GameLog, LogError
 from companion.core.rules import RuleError
 from web import pin as pins
-from web.common import ApiError, Companion, is_form
+from web.common import ApiError, WebParts, is_form
 
 log = logging.getLogger(__name__)
 
@@ -40,15 +40,22 @@ DEFAULTS: dict[str, Any] = {
 
 
 def create_app(log: GameLog, *, config: Mapping[str, Any] | None = None, frames: Any = None,
-               leds: Any = None, recognise: Callable[[Any], Any] | None = None) -> Flask:
+               leds: Any = None, annotate: Callable[[Any], Any] | None = None,
+               crop_card: Callable[[Any], Any] | None = None,
+               enrol_deck: Callable[[Any, Any], Any] | None = None) -> Flask:
     """The web app around one game log.
 
     ``config`` keys (case-insensitive): ``DATA_DIR`` (PIN and session secret files;
     default: the game log's folder), ``TABLE_PIN`` (else generated and kept),
     ``SECRET_KEY`` (else generated and kept), ``SSE_LIFETIME``, ``SSE_HEARTBEAT``,
-    ``SSE_MAX_STREAMS``, ``PIN_FAIL_SLEEP``, ``CARD_CROP``/``DECK_ENROL`` (deck wizard callables), any
-    Flask setting. ``frames.latest()`` gives camera frames, ``leds.test()`` tests
-    the LEDs, ``recognise(frame)`` draws the recognition on a frame; each optional.
+    ``SSE_MAX_STREAMS``, ``PIN_FAIL_SLEEP``, any Flask setting.
+
+    The rest come from the wiring, each optional (the page says what is not
+    available): ``frames.latest()`` gives camera frames, ``leds.test()`` tests the
+    LEDs, ``annotate(frame)`` draws the recognition on a frame, ``crop_card(frame)``
+    cuts the one card lying alone out of a frame (None: no card found), and
+    ``enrol_deck(folder, out)`` teaches a deck from a C5 folder (raises
+    ``ValueError`` or ``OSError`` naming what is wrong).
     """
     app = Flask(__name__)
     app.config.update(DEFAULTS)
@@ -59,10 +66,11 @@ def create_app(log: GameLog, *, config: Mapping[str, Any] | None = None, frames:
         app.config["SECRET_KEY"] = pins.session_secret(data_dir)
     table_pin = pins.table_pin(data_dir, app.config.get("TABLE_PIN"))
     app.config["TABLE_PIN"] = table_pin
-    app.extensions["twilight"] = Companion(
+    app.extensions["twilight"] = WebParts(
         log=log, pin=table_pin,
         fingerprint=pins.pin_fingerprint(table_pin, str(app.config["SECRET_KEY"])),
-        throttle=pins.Throttle(), frames=frames, leds=leds, recognise=recognise,
+        throttle=pins.Throttle(), frames=frames, leds=leds, annotate=annotate,
+        crop_card=crop_card, enrol_deck=enrol_deck,
         data_dir=data_dir,
     )
 

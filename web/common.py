@@ -38,7 +38,7 @@ class ApiError(Exception):
 
 
 @dataclass
-class Companion:
+class WebParts:
     """The parts the web app talks to, kept in ``app.extensions["twilight"]``."""
 
     log: GameLog
@@ -47,7 +47,12 @@ class Companion:
     throttle: pins.Throttle
     frames: Any = None
     leds: Any = None
-    recognise: Callable[[Any], Any] | None = None
+    #: Draws the recognition on a camera frame (the setup page's view).
+    annotate: Callable[[Any], Any] | None = None
+    #: The one card lying alone in a frame, cut out upright (C5), or None.
+    crop_card: Callable[[Any], Any] | None = None
+    #: Teaches a deck: (folder of C5 images, profile folder to write).
+    enrol_deck: Callable[[Any, Any], Any] | None = None
     data_dir: str = ""
     boot: str = field(default_factory=lambda: secrets.token_hex(4))
     #: Event streams open now: each holds a waitress thread, so they are capped.
@@ -66,12 +71,12 @@ class Companion:
             self.streams = max(0, self.streams - 1)
 
 
-def companion() -> Companion:
+def parts() -> WebParts:
     return current_app.extensions["twilight"]  # type: ignore[no-any-return]
 
 
 def game_log() -> GameLog:
-    return companion().log
+    return parts().log
 
 
 # -- session, PIN and CSRF ------------------------------------------------------------------
@@ -86,7 +91,7 @@ def csrf_token() -> str:
 
 def at_table() -> bool:
     """True when this phone entered the table PIN (and the PIN has not changed since)."""
-    return session.get("table") == companion().fingerprint
+    return session.get("table") == parts().fingerprint
 
 
 def check_csrf(data: dict[str, Any] | None = None) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 from flask import Blueprint, Response, current_app, jsonify, render_template, request
 
 from web.chart import totals_chart
-from web.common import ApiError, at_table, companion, csrf_token, game_log, integer
+from web.common import ApiError, at_table, csrf_token, game_log, integer, parts
 from web.present import card_view, page_view
 
 bp = Blueprint("score", __name__)
@@ -28,12 +28,12 @@ def _context(snap: dict[str, Any]) -> dict[str, Any]:
         "chart": totals_chart(view["series"], view["goal"]),
         "table": at_table(),
         "csrf": csrf_token(),
-        "boot": companion().boot,
+        "boot": parts().boot,
     }
 
 
 def _etag(snap: dict[str, Any], extra: str = "") -> str:
-    return f"{companion().boot}-{snap['version']}{extra}"
+    return f"{parts().boot}-{snap['version']}{extra}"
 
 
 def _not_modified(tag: str) -> Response | None:
@@ -77,7 +77,7 @@ def state() -> Response:
     if cached is not None:
         return cached
     body = dict(snap)
-    body["boot"] = companion().boot
+    body["boot"] = parts().boot
     resp = jsonify(body)
     resp.set_etag(tag)
     resp.headers["Cache-Control"] = "no-cache"
@@ -87,7 +87,7 @@ def state() -> Response:
 @bp.get("/api/version")
 def version() -> Response:
     """The state's version and the server's boot id: cheap polling when events fail."""
-    resp = jsonify({"version": game_log().version, "boot": companion().boot})
+    resp = jsonify({"version": game_log().version, "boot": parts().boot})
     resp.headers["Cache-Control"] = "no-store"
     return resp
 
@@ -98,7 +98,7 @@ def events() -> Response:
     change, a comment as heartbeat, and a ``bye`` event when the stream's bounded
     lifetime is over (the page reconnects at once; ``retry`` covers restarts)."""
     log = game_log()
-    comp = companion()
+    comp = parts()
     boot = comp.boot
     lifetime = float(current_app.config["SSE_LIFETIME"])
     heartbeat = float(current_app.config["SSE_HEARTBEAT"])

@@ -1,17 +1,15 @@
 """Setup: the live camera view, the deck-teaching wizard (C5) and the LED test.
 
-The camera, the recogniser and the deck functions are injected (create_app's
-``frames``/``recognise`` and the config's ``CARD_CROP``/``DECK_ENROL``) or
-looked up lazily in :mod:`vision`; whatever is missing is shown as "not
-available". OpenCV is imported only where a picture is encoded.
+The camera, the drawing of the recognition, the card cropper and the deck
+teacher come from the wiring as :func:`web.create_app`'s arguments; whatever is
+missing is shown as "not available". OpenCV is imported only where a picture is
+encoded.
 """
 
 from __future__ import annotations
 
-import importlib
 import re
 import shutil
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +19,10 @@ from companion.core.cards import BACK_IDS, CARD_IDS, TWILIGHT_ID
 from web.common import (
     ApiError,
     at_table,
-    companion,
     csrf_token,
     done,
     game_log,
+    parts,
     table_control,
     text,
 )
@@ -50,7 +48,7 @@ def _label(card_id: str) -> str:
 
 def latest_image() -> Any | None:
     """The newest camera frame as a BGR array, or None (no camera, no frame yet)."""
-    frames = companion().frames
+    frames = parts().frames
     if frames is None:
         return None
     got = frames.latest()
@@ -62,38 +60,8 @@ def latest_image() -> Any | None:
     return image
 
 
-def _hook(config_key: str, module: str, names: tuple[str, ...]) -> Callable[..., Any] | None:
-    """A vision function: from the config, else the first of ``names`` in ``module``."""
-    fn = current_app.config.get(config_key)
-    if callable(fn):
-        return fn  # type: ignore[no-any-return]
-    try:
-        mod = importlib.import_module(module)
-    except Exception as exc:  # missing, or a vision module that fails to load: not available
-        current_app.logger.info("setup: %s not available: %s", module, exc)
-        return None
-    for name in names:
-        found = getattr(mod, name, None)
-        if callable(found):
-            return found  # type: ignore[no-any-return]
-    return None
-
-
-def _crop() -> Callable[..., Any] | None:
-    found = _hook("CARD_CROP", "vision.recognise", ("crop_card", "card_crop"))
-    if found is not None:
-        return found
-    from web.cardcrop import crop_card  # the web's own fallback: one card alone
-
-    return crop_card
-
-
-def _enrol() -> Callable[..., Any] | None:
-    return _hook("DECK_ENROL", "vision.profile", ("enrol", "enrol_deck"))
-
-
 def _wizard_dir() -> Path:
-    return Path(companion().data_dir) / WIZARD_DIR
+    return Path(parts().data_dir) / WIZARD_DIR
 
 
 def _captured() -> list[str]:
@@ -111,9 +79,9 @@ def _progress() -> dict[str, Any]:
         "next": missing[0] if missing else None,
         "next_label": _label(missing[0]) if missing else None,
         "complete": not missing,
-        "camera": companion().frames is not None,
-        "crop": _crop() is not None,
-        "enrol": _enrol() is not None,
+        "camera": parts().frames is not None,
+        "crop": parts().crop_card is not None,
+        "enrol": parts().enrol_deck is not None,
     }
 
 
@@ -133,11 +101,11 @@ def _need_table() -> None:
 
 @bp.get("/setup")
 def page() -> str:
-    comp = companion()
+    comp = parts()
     return render_template(
         "setup.html", table=at_table(), csrf=csrf_token(), wizard=_progress(),
         labels={c: _label(c) for c in (*WIZARD_CARDS, *OPTIONAL_CARDS)},
-        has_frames=comp.frames is not None, has_recognise=comp.recognise is not None,
+        has_frames=comp.frames is not None, has_annotate=comp.annotate is not None,
         has_leds=comp.leds is not None and callable(getattr(comp.leds, "test", None)),
         mirror=bool(game_log().snapshot()["settings"].get("mirror")),
         status=game_log().snapshot().get("status") or {},
@@ -153,12 +121,12 @@ def camera() -> Response:
     _need_table()
     image = latest_image()
     if image is None:
-        raise ApiError(503, "camera view not available" if companion().frames is None
+        raise ApiError(503, "camera view not available" if parts().frames is None
                        else "no camera picture yet")
-    recognise = companion().recognise
-    if recognise is not None and request.args.get("raw") != "1":
+    annotate = parts().annotate
+    if annotate is not None and request.args.get("raw") != "1":
         try:
-            image = recognise(image)
+            image = annotate(image)
         except Exception as exc:  # a recogniser hiccup must not hide the picture
             current_app.logger.warning("setup view: recognition failed: %s", exc)
     resp = Response(_jpeg(image), mimetype="image/jpeg")
@@ -180,7 +148,7 @@ def deck_capture(data: dict[str, Any]) -> Response:
     image = latest_image()
     if image is None:
         raise ApiError(503, "camera view not available: cannot take the card's picture")
-    crop = _crop()
+    crop = parts().crop_card
     if crop is not None:
         cropped = crop(image)
         if cropped is None:
@@ -228,9 +196,9 @@ def deck_finish(data: dict[str, Any]) -> Response:
     if not progress["complete"]:
         raise ApiError(409, f"{len(WIZARD_CARDS) - len(progress['captured'])} pictures are "
                             f"still missing; next: {progress['next_label']}")
-    enrol = _enrol()
+    enrol = parts().enrol_deck
     folder = _wizard_dir()
-    out = Path(companion().data_dir) / DECKS_DIR / name
+    out = Path(parts().data_dir) / DECKS_DIR / name
     if enrol is None:
         raise ApiError(503, "teaching decks is not available in this installation; the "
                             f"pictures are in {folder}: run `twilight-companion deck enrol "

@@ -21,13 +21,13 @@ from web.common import (
     at_table,
     card,
     check_csrf,
-    companion,
     csrf_token,
     done,
     flag,
     game_log,
     integer,
     names,
+    parts,
     payload,
     seat,
     table_control,
@@ -58,7 +58,7 @@ def login() -> Response:
     """Enter the table PIN. Wrong PINs are slowed down per client (429 while waiting)."""
     data = payload()
     check_csrf(data)
-    comp = companion()
+    comp = parts()
     client = _client()
     wait = comp.throttle.wait_for(client)
     if wait > 0:
@@ -225,7 +225,7 @@ def mirror(data: dict[str, Any]) -> Response:
 @table_control
 def leds_test(data: dict[str, Any]) -> Response:
     """Light each seat's LED in turn (runs in the background)."""
-    leds = companion().leds
+    leds = parts().leds
     if leds is None or not callable(getattr(leds, "test", None)):
         raise ApiError(503, "LED test not available: no LEDs in this installation")
     threading.Thread(target=leds.test, name="led-test", daemon=True).start()

@@ -5,7 +5,7 @@
 ``[camera] source = "paced:FOLDER:FPS"`` plays a recorded hand movie (a
 ``simulate`` frame folder) as a live camera at FPS frames a second — a table that
 plays at a human pace, through the real capture thread, frame checks, tracker, game
-log, LEDs and web page. Every other source is the real ``open_source``.
+log, LEDs and web page. Every other source is the wiring's real ``open_camera``.
 
 With ``TWILIGHT_TRUTH_OUT=PATH`` in the environment, the simulator of ``demo``
 writes its truth (C7 events, hand records) to PATH as JSON when the run ends and
@@ -21,9 +21,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from faulty_sources import FaultyCamera  # noqa: E402
 
-import vision.sources as sources  # noqa: E402
+import companion.app as wiring  # noqa: E402
 
-_real_open_source = sources.open_source
+_real_open_camera = wiring.open_camera
 
 
 def _dump_truth(source, path: str) -> None:
@@ -38,7 +38,7 @@ def _dump_truth(source, path: str) -> None:
     os.replace(tmp, path)
 
 
-def open_source(spec, size=sources.DEFAULT_SIZE, **options):
+def open_camera(spec, size, **options):
     import atexit
     import os
     import threading
@@ -47,7 +47,7 @@ def open_source(spec, size=sources.DEFAULT_SIZE, **options):
     if text.startswith("paced:"):
         folder, _, fps = text[len("paced:"):].rpartition(":")
         return FaultyCamera(folder, [], fps=float(fps))
-    source = _real_open_source(spec, size, **options)
+    source = _real_open_camera(spec, size, **options)
     out = os.environ.get("TWILIGHT_TRUTH_OUT")
     if text == "demo" and out:
         atexit.register(_dump_truth, source, out)
@@ -64,7 +64,7 @@ def open_source(spec, size=sources.DEFAULT_SIZE, **options):
     return source
 
 
-sources.open_source = open_source
+wiring.open_camera = open_camera
 
 if __name__ == "__main__":
     from companion.cli import main

@@ -1,8 +1,8 @@
 """Cut one card out of a camera frame for the deck wizard (C5 wants flat, upright,
-tightly cropped faces). A fallback for when :mod:`vision` offers no cropper:
-the card lies alone on the table, upright as the camera sees it.
+tightly cropped faces): the card lies alone on the table, upright as the camera
+sees it, and may be small in the frame (a camera 60-90 cm up).
 
-OpenCV and numpy are imported inside the function: the score page never needs them.
+The wiring hands :func:`crop_card` to the web app (``create_app(crop_card=...)``).
 """
 
 from __future__ import annotations
