@@ -1,4 +1,4 @@
-"""Worked examples from RULES.md (R2–R9), each on a real Hand."""
+"""Worked examples from docs/rules.md (R2–R9), each on a real Hand."""
 
 from __future__ import annotations
 

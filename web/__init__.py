@@ -1,4 +1,7 @@
-"""The score page on the players' phones, table controls, setup and history (issue 7).
+"""The score page on the players' phones, table controls, setup and history.
+
+R1–R9 are the sections of docs/rules.md; C1–C9 those of docs/interfaces.md
+(which also lists these routes).
 
 Public API::
 

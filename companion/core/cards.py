@@ -1,4 +1,4 @@
-"""Cards, cults, seats and parties of Twilight (RULES R1, R2; CONTRACT C1).
+"""Cards, cults, seats and parties of Twilight (R1, R2 of docs/rules.md; C1 of docs/interfaces.md).
 
 Standard library only. Every value parses from its C1 name and prints back:
 

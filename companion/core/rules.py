@@ -25,7 +25,7 @@ TRICKS_PER_HAND = 7
 
 
 class RuleError(ValueError):
-    """Something the rules refuse. ``rule`` is the RULES.md section (e.g. "R3")."""
+    """Something the rules refuse. ``rule`` is the section of docs/rules.md (e.g. "R3")."""
 
     def __init__(self, message: str, rule: str) -> None:
         super().__init__(message)
