@@ -33,7 +33,7 @@ import cv2
 import numpy as np
 
 from companion.core.cards import BACK_IDS, CARD_IDS, TWILIGHT_ID, Card, Cult
-from vision.imagefile import read_image
+from vision.imagefile import MAX_PIXELS, read_image
 
 FORMAT = "twilight-deck/1"
 #: Card size in millimetres (width, height), portrait — the standard size of the deck.
@@ -54,9 +54,10 @@ CHROMA_MIN = 14.0
 COLOUR_MARGIN_MM = 3.0
 #: Bump when the built-in cache's content changes meaning.
 _CACHE_VERSION = 1
-#: Limits on an enrolment image, checked before it is decoded.
+#: Limits on an enrolment image, checked before it is decoded (the pixels: the one
+#: limit of every image the product reads, vision.imagefile.MAX_PIXELS).
 MAX_ENROL_BYTES = 40_000_000
-MAX_ENROL_PIXELS = 40_000_000
+MAX_ENROL_PIXELS = MAX_PIXELS
 
 
 class ProfileError(ValueError):

@@ -210,16 +210,16 @@ class FrameFolder:
         self._next = 0
 
     def read(self) -> np.ndarray | None:
-        from vision.imagefile import read_image
+        from vision.imagefile import ImageError, load_image
 
         if self._next >= len(self.files):
             return None
         path = self.files[self._next]
         self._next += 1
-        frame = read_image(path)
-        if frame is None:
-            raise SourceError(f"{path}: not a readable image")
-        return frame
+        try:
+            return load_image(path)
+        except ImageError as exc:
+            raise SourceError(f"{path}: {exc}") from None
 
     def close(self) -> None:
         self._next = len(self.files)
