@@ -308,6 +308,11 @@ def run_enrol(args) -> int:
     except ProfileError as exc:
         print(f"deck enrol: {exc}; nothing written", file=sys.stderr)
         return 2
+    except OSError as exc:  # the deck's folder cannot be made or written
+        where = exc.filename or args.out
+        print(f"deck enrol: cannot write {where}: {exc.strerror or exc}; nothing written",
+              file=sys.stderr)
+        return 2
     print(f"deck enrol: {len(profile.faces)} faces -> {args.out}")
     return 0
 

@@ -139,16 +139,30 @@ def read_match(obj: Any) -> Match:
 
 
 def read_record(obj: Any) -> Hand | Match:
-    """A hand or a match record, told apart by ``format``."""
+    """A hand or a match record, told apart by ``format``. A JSON object that is
+    neither (no ``format`` and no ``plays``, e.g. ``{"foo": 1}``) is refused: it is
+    not an empty hand."""
     if isinstance(obj, dict) and obj.get("format") == MATCH_FORMAT:
         return read_match(obj)
+    if isinstance(obj, dict) and "format" not in obj and "plays" not in obj:
+        keys = ", ".join(json.dumps(k) for k in list(obj)[:5]) or "nothing"
+        raise RecordError(f"not a hand (C2) or match (C4) record: no format and no plays, "
+                          f"only {keys}")
     return read_hand(obj)[1]
 
 
 def load(fp: IO[str]) -> Any:
     """Parse JSON text into a record object; malformed JSON is a RecordError."""
+    return parse(fp.read())
+
+
+def parse(text: str | bytes) -> Any:
+    """Parse JSON text (bytes must be UTF-8) into a record object; malformed JSON is
+    a RecordError."""
     try:
-        return json.loads(fp.read())
+        if isinstance(text, bytes):
+            text = text.decode("utf-8")
+        return json.loads(text)
     except UnicodeDecodeError as exc:
         raise RecordError(f"not UTF-8 text: {exc.reason}") from None
     except RecursionError:
