@@ -272,6 +272,7 @@ class Companion:
 
     def health(self) -> dict[str, Any]:
         """What /healthz reports: camera, recognition, LEDs and the game log."""
+        self.log.check_files()
         camera = "ok"
         status = self.log.snapshot()["status"]
         if self.capture is not None:

@@ -80,6 +80,12 @@ def _demo(args: argparse.Namespace) -> int:
     return run_demo(args)
 
 
+def _log_repair(args: argparse.Namespace) -> int:
+    from companion.repair import run
+
+    return run(args)
+
+
 def _leds_test(args: argparse.Namespace) -> int:
     from hardware.leds import run_test
 
@@ -101,6 +107,7 @@ HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "serve": _serve,
     "demo": _demo,
     "leds test": _leds_test,
+    "log repair": _log_repair,
 }
 
 
@@ -196,6 +203,12 @@ def build_parser() -> argparse.ArgumentParser:
                    "one; frames: the table moves on one frame per frame recognised, none dropped, "
                    "as fast as this machine goes (soaks and benchmarks; no camera preview)")
 
+    logs = sub.add_parser("log", help="the game log")
+    gsub = logs.add_subparsers(dest="log_command", required=True, metavar="ACTION")
+    p = gsub.add_parser("repair", help="copy every readable event of a damaged log into a "
+                        "new one; the damaged file is kept beside it")
+    _add_data(p)
+
     leds = sub.add_parser("leds", help="seat LEDs")
     lsub = leds.add_subparsers(dest="leds_command", required=True, metavar="ACTION")
     p = lsub.add_parser("test", help="light each seat in turn and name it")
@@ -213,6 +226,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         key = f"deck {args.deck_command}"
     elif key == "leds":
         key = f"leds {args.leds_command}"
+    elif key == "log":
+        key = f"log {args.log_command}"
     try:
         return int(HANDLERS[key](args) or 0)
     except KeyboardInterrupt:

@@ -12,8 +12,9 @@ from companion.core.gamelog import GameLog, LogError
 
 
 def _open(args: argparse.Namespace) -> GameLog | None:
+    """The game log, read only: these commands never write to it or create one."""
     try:
-        return GameLog.open(args.data)
+        return GameLog.open(args.data, readonly=True)
     except LogError as exc:
         print(f"twilight-companion: {exc}", file=sys.stderr)
         return None

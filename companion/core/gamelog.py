@@ -48,6 +48,19 @@ class LogError(RuntimeError):
     """The game log cannot be opened, read or written (disk, permissions, version)."""
 
 
+def damaged(path: Path, exc: BaseException) -> LogError:
+    """The error for a log SQLite finds damaged: names the file and what to do."""
+    return LogError(
+        f"the game log {path} is damaged ({exc}); it is left as it is. "
+        f"`twilight-companion log repair --data {path.parent}` copies every readable "
+        "event into a new log and keeps the damaged file beside it")
+
+
+def _is_damage(exc: sqlite3.DatabaseError) -> bool:
+    text = str(exc).lower()
+    return "malformed" in text or "not a database" in text or "corrupt" in text
+
+
 def data_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
     """The data folder: ``--data DIR``, else ``$STATE_DIRECTORY`` (systemd), else
     ``$XDG_DATA_HOME/twilight-companion`` (``~/.local/share/twilight-companion``)."""
@@ -60,6 +73,57 @@ def data_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
     return Path(xdg) / APP_NAME
 
 
+def create_log(path: Path) -> None:
+    """Make a new, empty game log at *path*, all at once: it is written beside and put in
+    place only when complete, and never over an existing file. So a file at *path* that
+    is empty or unreadable was damaged, never a log being made."""
+    tmp = path.with_name(f".{path.name}.new-{os.getpid()}")
+    try:
+        db = sqlite3.connect(tmp, isolation_level=None)
+        try:
+            db.execute("PRAGMA journal_mode = WAL")
+            db.execute("BEGIN IMMEDIATE")
+            db.execute(
+                "CREATE TABLE events (seq INTEGER PRIMARY KEY AUTOINCREMENT, "
+                "ts REAL NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL)"
+            )
+            db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            db.execute("COMMIT")
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            db.close()
+        with open(tmp, "rb") as fh:
+            os.fsync(fh.fileno())
+        try:
+            os.link(tmp, path)  # fails if a log appeared meanwhile: that one is kept
+        except FileExistsError:
+            pass
+        _sync_folder(path.parent)
+    except (sqlite3.DatabaseError, OSError) as exc:
+        raise LogError(f"cannot create the game log {path}: "
+                       f"{getattr(exc, 'strerror', None) or exc}") from None
+    finally:
+        for leftover in (tmp, tmp.with_name(tmp.name + "-wal"), tmp.with_name(tmp.name + "-shm")):
+            try:
+                leftover.unlink()
+            except OSError:
+                pass
+
+
+def _sync_folder(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
 class GameLog:
     """Append events, read snapshots, subscribe to changes.
 
@@ -69,8 +133,12 @@ class GameLog:
     stored, the game as it was).
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, clock: Callable[[], float] = time.time):
+    def __init__(self, path: str | os.PathLike[str], *, clock: Callable[[], float] = time.time,
+                 readonly: bool = False):
         self.path = Path(path)
+        #: Opened by a command that only reads (``history``, ``export``): nothing is
+        #: written, no file is created, appending raises :class:`LogError`.
+        self.readonly = readonly
         self._clock = clock
         self._lock = threading.RLock()
         self._changed = threading.Condition(self._lock)
@@ -79,14 +147,28 @@ class GameLog:
         self._version = 0
         self._snapshot: Snapshot | None = None
         self.skipped = 0
-        self._db = self._connect()
-        self._game = self._replay()
-        if self._seq == 0:
+        self._db = self._connect_readonly() if readonly else self._connect()
+        try:
+            self._game = self._replay()
+        except BaseException:
+            self._db.close()  # (a damaged log: nothing was written, nothing is left beside it)
+            raise
+        if self._seq == 0 and not readonly:
             self.append("new_match", mode="four", goal="standard")
 
     @classmethod
-    def open(cls, folder: str | os.PathLike[str] | None = None, **kwargs: Any) -> GameLog:
+    def open(cls, folder: str | os.PathLike[str] | None = None, *, readonly: bool = False,
+             **kwargs: Any) -> GameLog:
+        """The game log in *folder* (see :func:`data_dir`). A new log is made only where
+        there is none; an existing file that is empty, damaged or not a game log is
+        refused and left as it is. ``readonly``: only read an existing log."""
         directory = data_dir(folder)
+        path = directory / DB_NAME
+        if readonly:
+            if not path.is_file():
+                raise LogError(f"no game log in {directory} (nothing was created; is --data "
+                               "the folder the companion keeps its log in?)")
+            return cls(path, readonly=True, **kwargs)
         try:
             directory.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -94,46 +176,90 @@ class GameLog:
         if not os.access(directory, os.W_OK | os.X_OK):
             raise LogError(f"the data folder {directory} is not writable (read-only, or "
                            "owned by another user): the game log cannot be kept there")
-        return cls(directory / DB_NAME, **kwargs)
+        if not path.exists():
+            create_log(path)
+        return cls(path, **kwargs)
 
     # -- storage ----------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
+        self._check_file()
         try:
             db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-            db.execute("PRAGMA busy_timeout = 5000")
-            app_id = db.execute("PRAGMA application_id").fetchone()[0]
-            version = db.execute("PRAGMA user_version").fetchone()[0]
-            tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-            if app_id not in (0, APPLICATION_ID) or (app_id == 0 and tables):
-                db.close()
-                raise LogError(f"{self.path} is not a Twilight game log; refusing to touch it")
-            if version > SCHEMA_VERSION:
-                db.close()
-                raise LogError(
-                    f"{self.path} was written by a newer version (log format {version}, this "
-                    f"program reads {SCHEMA_VERSION}); refusing to change it"
-                )
-            mode = db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-            if mode.lower() != "wal":
-                log.warning("game log: journal mode %s, not WAL", mode)
-            db.execute("PRAGMA synchronous = FULL")
-            if not tables:
+            try:
+                db.execute("PRAGMA busy_timeout = 5000")
+                self._check_kind(db)
+                mode = db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                if mode.lower() != "wal":
+                    log.warning("game log: journal mode %s, not WAL", mode)
+                db.execute("PRAGMA synchronous = FULL")
+                # a file this process may read but not write: said now, not at the first card
+                # (a change to the header that is rolled back: nothing reaches the disk)
                 db.execute("BEGIN IMMEDIATE")
-                db.execute(
-                    "CREATE TABLE events (seq INTEGER PRIMARY KEY AUTOINCREMENT, "
-                    "ts REAL NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL)"
-                )
-                db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-                db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-                db.execute("COMMIT")
+                try:
+                    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                finally:
+                    db.execute("ROLLBACK")
+            except BaseException:
+                db.close()
+                raise
             return db
         except sqlite3.DatabaseError as exc:
+            if _is_damage(exc):
+                raise damaged(self.path, exc) from None
+            if "readonly" in str(exc).replace("-", "").replace(" ", ""):
+                raise LogError(f"the game log {self.path} is read-only ({exc}): scores could "
+                               "not be kept. Make the file and its folder writable for this "
+                               "user, or start with another --data folder") from None
             raise LogError(f"cannot open the game log {self.path}: {exc}") from None
+
+    def _connect_readonly(self) -> sqlite3.Connection:
+        """Open for reading only, creating nothing: with no WAL file beside the log (no
+        writer at work, none crashed) the file is read as it is (``immutable``); else
+        through the WAL, which may hold the newest events."""
+        self._check_file()
+        wal = self.path.with_name(self.path.name + "-wal").exists()
+        uri = f"{self.path.absolute().as_uri()}?{'mode=ro' if wal else 'immutable=1'}"
+        try:
+            db = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
+            try:
+                self._check_kind(db)
+            except BaseException:
+                db.close()
+                raise
+            return db
+        except sqlite3.DatabaseError as exc:
+            if _is_damage(exc):
+                raise damaged(self.path, exc) from None
+            raise LogError(f"cannot read the game log {self.path}: {exc}") from None
+
+    def _check_file(self) -> None:
+        try:
+            size = self.path.stat().st_size
+        except OSError as exc:
+            raise LogError(f"cannot open the game log {self.path}: {exc.strerror}") from None
+        if size == 0:
+            raise LogError(
+                f"the game log {self.path} is empty (0 bytes): it was cut short or damaged, "
+                "and is left as it is. Put back a copy, or move it away to start a new log")
+
+    def _check_kind(self, db: sqlite3.Connection) -> None:
+        app_id = db.execute("PRAGMA application_id").fetchone()[0]
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if app_id != APPLICATION_ID or "events" not in tables:
+            raise LogError(f"{self.path} is not a Twilight game log; refusing to touch it")
+        if version > SCHEMA_VERSION:
+            raise LogError(
+                f"{self.path} was written by a newer version (log format {version}, this "
+                f"program reads {SCHEMA_VERSION}); refusing to change it"
+            )
 
     def _rows(self) -> list[tuple[int, float, str, str]]:
         try:
             return self._db.execute("SELECT seq, ts, type, data FROM events ORDER BY seq").fetchall()
         except sqlite3.DatabaseError as exc:
+            if _is_damage(exc):
+                raise damaged(self.path, exc) from None
             raise LogError(f"cannot read the game log {self.path}: {exc}") from None
 
     def _replay(self) -> Game:
@@ -152,10 +278,11 @@ class GameLog:
 
     def close(self) -> None:
         with self._lock:
-            try:
-                self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            except sqlite3.DatabaseError:
-                pass
+            if not self.readonly:
+                try:
+                    self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                except sqlite3.DatabaseError:
+                    pass
             self._db.close()
 
     def integrity_check(self) -> str:
@@ -166,6 +293,8 @@ class GameLog:
     def append(self, kind: str, **data: Any) -> Snapshot:
         """Check an event against the game, store it, notify subscribers."""
         data = {k: v for k, v in data.items() if v is not None}
+        if self.readonly:
+            raise LogError(f"the game log {self.path} was opened read-only")
         with self._lock:
             ts = self._clock()
             self._game.apply(kind, data, ts)  # raises and changes nothing if refused
@@ -179,11 +308,35 @@ class GameLog:
                 # Not stored: rebuild the game from what is on disk.
                 self._game = self._replay()
                 self._bump()
-                raise LogError(f"cannot write to the game log {self.path}: {exc}") from None
+                error = LogError(f"cannot write to the game log {self.path}: {exc}")
+                self.set_status("log", f"error: {error}")  # /healthz and the page say so
+                raise error from None
             event = {"seq": self._seq, "ts": ts, "type": kind, "data": data}
             snap = self._bump(event)
             self._notify(event, snap)
+            if self._status.get("log", "ok") != "ok":
+                self.set_status("log", "ok")
+                snap = self.snapshot()
+            self.check_files()
             return snap
+
+    def check_files(self) -> None:
+        """Notice the log's WAL file deleted under a running program (the events in it
+        would go with the process): everything is checkpointed into the log itself at
+        once and the log reopened, so a kill after this loses nothing."""
+        if self.readonly:
+            return
+        with self._lock:
+            if self.path.with_name(self.path.name + "-wal").exists():
+                return
+            log.error("game log: %s-wal was deleted while in use; writing everything into "
+                      "%s and reopening it", self.path.name, self.path)
+            try:
+                self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                self._db.close()
+                self._db = self._connect()
+            except (sqlite3.DatabaseError, LogError) as exc:
+                self.set_status("log", f"error: the WAL file was deleted: {exc}")
 
     def _bump(self, event: dict[str, Any] | None = None) -> Snapshot:
         self._version += 1
