@@ -70,26 +70,34 @@ def _bin(value: float, bins: tuple[tuple[float, float], ...]) -> str:
 
 
 def recognise_cli(paths: list[str], deck, card: bool = False) -> dict[str, dict]:
-    """One ``twilight-companion recognise`` run over *paths* with *deck* taught; its
-    output lines by image path."""
+    """``twilight-companion recognise`` over *paths* with *deck* taught; its output
+    lines by image path. An image that makes the command fail (no line for it, the
+    run stopped) gets ``{"error": "crash", "stderr": ...}`` and the run goes on
+    after it in a new process."""
     args = ["recognise"]
     profile = taught_deck(deck)
     if profile is not None:
         args += ["--deck", profile]
     if card:
         args.append("--card")
-    run = subprocess.run([sys.executable, "-c", LAUNCHER, *args, *paths],
-                         capture_output=True, text=True, check=False)
-    out = {}
-    for line in run.stdout.splitlines():
-        try:
-            item = json.loads(line)
-        except ValueError:
-            continue
-        out[item.get("image")] = item
-    if not out:
-        raise RuntimeError(f"recognise gave no output (exit {run.returncode}): "
-                           f"{run.stderr.strip()[-300:]}")
+    out: dict[str, dict] = {}
+    todo = list(paths)
+    while todo:
+        run = subprocess.run([sys.executable, "-c", LAUNCHER, *args, *todo],
+                             capture_output=True, text=True, check=False)
+        for line in run.stdout.splitlines():
+            try:
+                item = json.loads(line)
+            except ValueError:
+                continue
+            out[item.get("image")] = item
+        rest = [p for p in todo if p not in out]
+        if not rest:
+            break
+        out[rest[0]] = {"image": rest[0], "error": "crash", "exit_status": run.returncode,
+                        "stderr": run.stderr.strip()[-400:]}
+        print(f"recognise failed on {rest[0]}: {run.stderr.strip()[-200:]}", flush=True)
+        todo = rest[1:]
     return out
 
 
@@ -97,6 +105,8 @@ def _score_scene(c: Counter, scene, result: dict | None) -> None:
     """Add one scene's outcome to the counter *c*."""
     c["scenes"] += 1
     truth = scene.truth
+    if result is not None and result.get("error") == "crash":
+        c["crashes"] += 1
     if result is None or "error" in result or not result.get("twilight", {}).get("found"):
         c["twilight_missed"] += 1
         c["twilight_missed_covered"] += scene.twilight_occluded
@@ -124,6 +134,7 @@ def summary(c: Counter) -> dict:
     sides = max(c["sides"], 1)
     return {
         "scenes": c["scenes"],
+        "recognise_crashed": c["crashes"],
         "sides": c["sides"],
         "sides_right": round(c["right"] / sides, 4),
         "sides_wrong": round(c["wrong"] / sides, 4),
@@ -225,6 +236,9 @@ def card_photos(split: str, photos_total: int) -> dict:
             results = recognise_cli([p for p, _, _ in batch], deck, card=True)
         for path, cid, f in batch:
             got = results.get(path, {}).get("card")
+            if results.get(path, {}).get("error") == "crash":
+                for counter in (c, total):
+                    counter["crashes"] += 1
             outcome = "right" if got == cid else "unknown" if got in (None, "unknown") \
                 else "wrong"
             for counter in (c, total, kinds["tight" if f["tight"] else "table_around"]):
@@ -239,7 +253,8 @@ def card_photos(split: str, photos_total: int) -> dict:
 def _photo_summary(c: Counter) -> dict:
     n = max(c["photos"], 1)
     return {"photos": c["photos"], "right": round(c["right"] / n, 4),
-            "wrong": round(c["wrong"] / n, 4), "abstain": round(c["unknown"] / n, 4)}
+            "wrong": round(c["wrong"] / n, 4), "abstain": round(c["unknown"] / n, 4),
+            "recognise_crashed": c["crashes"]}
 
 
 def side_by_side(figures: dict) -> dict:
@@ -341,20 +356,28 @@ def cli(images: int, runs: int = 5) -> dict:
             for _ in range(runs):
                 refs.append(reference_ms(png))
                 each.append(_cli_run(paths))
-            rates = [r["images_per_s"] for r in each]
+            # A run that stopped early did less work: its rate is not a speed.
+            rates = [r["images_per_s"] if r["lines"] == images else None for r in each]
             out[fmt] = {
-                "images_per_s_cold_one_core": sorted(rates)[len(rates) // 2],  # the median
-                "images_per_s_best": max(rates),
+                "images_per_s_cold_one_core": _median(rates),
+                "images_per_s_best": max((r for r in rates if r is not None), default=None),
                 "images_per_s_each_run": rates,
                 "reference_ms_before_each_run": refs,
                 "exit_status": max(r["exit_status"] for r in each),
                 "lines": min(r["lines"] for r in each),
+                "every_image_read": min(r["lines"] for r in each) == images,
                 "cpu_s": [r["cpu_s"] for r in each],
                 "peak_rss_mb": max((r["peak_rss_mb"] or 0.0) for r in each),
             }
     out["load_average_1min"] = round(os.getloadavg()[0], 2)
     out["png_decoder"] = png_decoder()
     return out
+
+
+def _median(values: list) -> float | None:
+    """The median of the values that are not None (None if none is)."""
+    known = sorted(v for v in values if v is not None)
+    return known[len(known) // 2] if known else None
 
 
 def _cli_run(paths: list[str]) -> dict:
