@@ -1012,7 +1012,9 @@ def random_effects(rng: random.Random, size: tuple[int, int], light: str,
     """A randomised scene's light, noise, blur, JPEG and glare; and the factors drawn."""
     w, h = size
     fx = Effects.random(rng, size, True, False, None)  # the legacy light field and shadows
-    level = {"dim": rng.uniform(0.3, 0.55)}.get(light, rng.uniform(0.8, 1.1))
+    # Dim light: the camera's automatic gain keeps the picture fairly bright, at the
+    # cost of much more sensor noise (below).
+    level = {"dim": rng.uniform(0.45, 0.7)}.get(light, rng.uniform(0.8, 1.1))
     if light == "warm":
         cast = (rng.uniform(0.68, 0.85), rng.uniform(0.9, 0.97), rng.uniform(1.05, 1.15))
     elif light == "cool":
