@@ -107,6 +107,10 @@ def _score_scene(c: Counter, scene, result: dict | None) -> None:
     truth = scene.truth
     if result is not None and result.get("error") == "crash":
         c["crashes"] += 1
+    found = bool(result and "error" not in result and result.get("twilight", {}).get("found"))
+    if not scene.twilight_occluded:
+        c["twilight_uncovered"] += 1
+        c["twilight_uncovered_found"] += found
     if result is None or "error" in result or not result.get("twilight", {}).get("found"):
         c["twilight_missed"] += 1
         c["twilight_missed_covered"] += scene.twilight_occluded
@@ -141,6 +145,8 @@ def summary(c: Counter) -> dict:
         "sides_abstain": round(c["unknown"] / sides, 4),
         "sides_missed": round(c["missed"] / sides, 4),
         "twilight_found": round(c["twilight_found"] / max(c["scenes"], 1), 4),
+        "twilight_found_where_no_arm_covers_it": round(
+            c["twilight_uncovered_found"] / max(c["twilight_uncovered"], 1), 4),
         "moon_sides_right": round(c["moon_ok"] / max(c["twilight_found"], 1), 4),
         "sides_right_counting_twilight_misses": round(
             c["right"] / max(c["sides"] + c["sides_lost_with_twilight"], 1), 4),
@@ -260,7 +266,8 @@ def _photo_summary(c: Counter) -> dict:
 def side_by_side(figures: dict) -> dict:
     """Tuning and held-out figures next to each other: pooled, per size, and the
     built-in deck (in both splits, on different scene seeds) per size."""
-    keys = ("sides_right", "sides_wrong", "sides_abstain", "twilight_found", "moon_sides_right")
+    keys = ("sides_right", "sides_wrong", "sides_abstain", "twilight_found",
+            "twilight_found_where_no_arm_covers_it", "moon_sides_right")
     tun, held = figures["tuning"], figures["heldout"]
     table = {"pooled": {k: [tun["pooled"][k], held["pooled"][k]] for k in keys}}
     for size in tun["by_size"]:

@@ -365,3 +365,15 @@ def test_card_photos_show_their_card_any_way_round() -> None:
 
     scores = {c: score(c) for c in CARD_IDS}
     assert max(scores, key=scores.get) == "moon-priest", f
+
+
+def test_the_split_keeps_tuning_and_held_out_material_apart() -> None:
+    from vision.sim.decks import sim_deck
+    from vision.sim.split import HELDOUT_DECKS, TUNING_DECKS, check_disjoint
+
+    check_disjoint()
+    procedural = [d for d in HELDOUT_DECKS if d != "builtin"]
+    assert len(procedural) >= 5 and "builtin" in HELDOUT_DECKS
+    assert not set(procedural) & set(TUNING_DECKS)
+    aspects = [sim_deck(d).twilight_aspect for d in procedural]
+    assert min(aspects) < 1.1 and max(aspects) > 1.7
