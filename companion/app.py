@@ -558,8 +558,13 @@ def _run(opts: Options, config: Config, *, serve_web: bool, console: bool) -> in
         print(f"game log: {log.path}", flush=True)
         notify("READY=1", "STATUS=watching the table")
         app.watch()
-        if serve_web and not app.stop.is_set() and not opts.demo:
-            # a recording ended: keep the page up until asked to stop
+        if serve_web and not app.stop.is_set() and not (opts.demo and opts.pace == "frames"):
+            # a recording ended, or the demo's hands are played: the page stays up and
+            # shows the result until asked to stop (a demo paced by frames just ends)
+            if opts.demo:
+                played = f"{opts.hands} hand{'s' if opts.hands != 1 else ''}"
+                print(f"demo: {played} played; the page shows the result until Ctrl-C",
+                      flush=True)
             app.stop.wait()
         return 0
     finally:
@@ -613,7 +618,8 @@ def run_serve(args: argparse.Namespace) -> int:
     config = _config(args)
     if config is None:
         return 2
-    opts = Options(source=config.camera.source, deck=config.deck_profile or None,
+    opts = Options(source=getattr(args, "source", None) or config.camera.source,
+                   deck=config.deck_profile or None,
                    mirror=config.camera.mirror, mode=config.game.mode,
                    soloist=config.game.soloist,
                    host=args.host or config.web.host, port=_port(args, config),

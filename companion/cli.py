@@ -127,6 +127,17 @@ def _port_number(text: str) -> int:
     return port
 
 
+def _count(text: str) -> int:
+    """A number of hands: 0 or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
+    return value
+
+
 def _add_service(p: argparse.ArgumentParser, host: str | None) -> None:
     _add_data(p)
     p.add_argument("--config", metavar="PATH", help="TOML config file")
@@ -193,9 +204,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("serve", help="run the companion on the table (C9)")
     _add_service(p, None)
+    p.add_argument("--source", metavar="SRC", help="camera: picamera, a camera number (0: "
+                   "the first USB camera), a video file or a folder of frames (default: the "
+                   "config's [camera] source, else picamera)")
     p = sub.add_parser("demo", help="run the companion on its simulated table (C9)")
     _add_service(p, None)
-    p.add_argument("--hands", type=int, default=0, help="stop after N hands (0: run on)")
+    p.add_argument("--hands", type=_count, default=0,
+                   help="play N hands, then show the result until stopped (0: play on)")
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--speed", type=float, default=1.0, help="pace of the simulated table")
     p.add_argument("--pace", choices=["human", "frames"], default="human",

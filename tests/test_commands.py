@@ -4,6 +4,8 @@ half done. The real command in a subprocess where the exit matters."""
 from __future__ import annotations
 
 import json
+import os
+import re
 import subprocess
 
 import pytest
@@ -74,3 +76,72 @@ def test_an_unexpected_error_is_one_line_not_a_traceback(monkeypatch, capsys) ->
     monkeypatch.setenv("TWILIGHT_DEBUG", "1")
     with pytest.raises(RuntimeError, match="the disk"):
         cli_module.main(["history"])
+
+
+def test_demo_hands_must_not_be_negative(capsys) -> None:
+    with pytest.raises(SystemExit) as stop:
+        cli_module.main(["demo", "--hands", "-1"])
+    assert stop.value.code == 2
+    assert "--hands: must be 0 or more, not -1" in capsys.readouterr().err
+
+
+def test_a_demo_of_one_hand_shows_the_result_calmly_until_stopped(tmp_path, cli) -> None:
+    """``demo --hands 1`` at the table's own pace: once the hand is played the page
+    stays up with the hand's score, no refusal, the camera "ended" (not lost) and no
+    LED in trouble; Ctrl-C ends it."""
+    import signal
+    import time
+    import urllib.error
+    import urllib.request
+
+    config = tmp_path / "demo.toml"
+    config.write_text("[camera]\nwidth = 320\nheight = 180\n")
+    proc = subprocess.Popen(
+        [*cli, "demo", "--data", str(tmp_path / "data"), "--port", "0", "--config", str(config),
+         "--hands", "1", "--seed", "7", "--speed", "20"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env={**os.environ, "GPIOZERO_PIN_FACTORY": "mock"})
+    try:
+        port, lines = None, []
+        for line in proc.stdout:  # type: ignore[union-attr]
+            lines.append(line)
+            if port is None and (found := re.search(r"listening on .*:(\d+)", line)):
+                port = int(found.group(1))
+            if "played; the page shows the result" in line:
+                break
+        assert port and lines[-1].startswith("demo: 1 hand played"), "".join(lines[-20:])
+        time.sleep(4)  # the table lies still: nothing more happens
+
+        def get(path: str) -> dict:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as r:
+                    return json.loads(r.read())
+            except urllib.error.HTTPError as exc:  # a 503 health report is JSON too
+                return json.loads(exc.read())
+
+        state, health = get("/api/state"), get("/healthz")
+        assert state["hand"]["complete"] and len(state["match"]["hands"]) == 1
+        assert state["refused"] is None
+        assert health["ok"] and health["camera"] == "ended" and health["log"] == "ok"
+        assert "trouble" not in state["status"]["leds"].values()
+        assert proc.poll() is None  # still serving the page
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+        proc.stdout.close()  # type: ignore[union-attr]
+
+
+def test_serve_takes_the_camera_source_on_the_command_line(tmp_path, cli) -> None:
+    missing = tmp_path / "no-such-recording.mp4"
+    r = run_cli(cli, "serve", "--source", str(missing), "--data", str(tmp_path / "data"),
+                "--port", "0")
+    assert r.returncode == 2
+    assert f"camera '{missing}'" in _one_line(r)
+
+
+def run_cli(cli: list[str], *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([*cli, *args], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "GPIOZERO_PIN_FACTORY": "mock"})

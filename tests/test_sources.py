@@ -57,8 +57,12 @@ def test_picamera_missing_library_or_camera_is_a_source_error(monkeypatch, fake_
     with pytest.raises(sources.SourceError, match="no camera 3"):
         sources.PiCamera(camera_num=3, sleep=lambda s: None)
     monkeypatch.setitem(sys.modules, "picamera2", None)
-    with pytest.raises(sources.SourceError, match="picamera2"):
+    with pytest.raises(sources.SourceError, match="picamera2") as missing:
         sources.open_source("picamera")
+    # the way on without one: a USB camera, a recording, the demo
+    for way in ("--source 0", "USB camera", "video file", "folder of frames",
+                "twilight-companion demo"):
+        assert way in str(missing.value)
 
 
 def test_folder_of_frames_in_name_order(tmp_path):

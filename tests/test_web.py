@@ -684,6 +684,15 @@ def test_print_banner_shows_address_pin_and_qr():
     assert len(text.splitlines()) > 10  # the QR code
 
 
+def test_print_banner_for_this_computer_only_says_how_phones_get_in():
+    out = io.StringIO()
+    print_banner("http://127.0.0.1:8000/", "246810", file=out)
+    text = out.getvalue()
+    assert "open http://127.0.0.1:8000/ in a browser on this computer" in text
+    assert "Only this computer can open it" in text and "--host 0.0.0.0" in text
+    assert "on your phones" not in text and len(text.splitlines()) == 2  # no QR code
+
+
 def test_page_url():
     assert page_url("127.0.0.1", 8000) == "http://127.0.0.1:8000/"
     assert page_url("0.0.0.0", 8000).startswith("http://")

@@ -48,6 +48,12 @@ LOST_AFTER_SECONDS = 3.0
 MAX_FAILED_READS = 30
 
 
+#: What to use instead when there is no Pi camera (said when it cannot be opened).
+WITHOUT_PI_CAMERA = ("No Pi camera? --source 0 (or [camera] source = \"0\") uses the first USB "
+                     "camera; --source also takes a video file or a folder of frames; "
+                     "`twilight-companion demo` plays on a simulated table")
+
+
 class SourceError(RuntimeError):
     """A source that cannot be opened, or a camera that stopped giving frames."""
 
@@ -102,13 +108,15 @@ class PiCamera:
         except ImportError as exc:
             raise SourceError(
                 "picamera: the picamera2 library is not installed "
-                "(on Raspberry Pi OS: sudo apt install python3-picamera2)") from exc
+                f"(on Raspberry Pi OS: sudo apt install python3-picamera2). {WITHOUT_PI_CAMERA}"
+            ) from exc
         self.name = f"picamera:{camera_num}"
         self.size = (int(size[0]), int(size[1]))
         try:
             self._cam = picamera2.Picamera2(camera_num)
         except Exception as exc:  # picamera2 raises plain RuntimeError/IndexError
-            raise SourceError(f"picamera: no camera {camera_num} ({exc})") from exc
+            raise SourceError(f"picamera: no camera {camera_num} ({exc}). {WITHOUT_PI_CAMERA}"
+                              ) from exc
         try:
             config = self._cam.create_video_configuration(
                 main={"size": self.size, "format": "RGB888"})

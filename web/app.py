@@ -202,13 +202,24 @@ def stop_server(server: Any, timeout: float = 5.0) -> None:
 
 
 def print_banner(url: str, pin: str | None = None, *, file: IO[str] | None = None) -> None:
-    """Print the page's address, the table PIN and a QR code of the address."""
+    """Print the page's address, the table PIN and a QR code of the address, or, when
+    the address is this computer's own (127.0.0.1), that phones cannot open it and how
+    to change that."""
     import segno
 
     out = file or sys.stdout
-    print(f"Twilight table companion: open {url} on your phones", file=out)
+    if only_this_computer(url):
+        print(f"Twilight table companion: open {url} in a browser on this computer. Only "
+              "this computer can open it: to let phones on the network open the page, "
+              "start with --host 0.0.0.0 (or set [web] host = \"0.0.0.0\" in the config)",
+              file=out)
+    else:
+        print(f"Twilight table companion: open {url} on your phones", file=out)
     if pin:
         print(f"Table PIN (for undo, corrections and setup): {pin}", file=out)
+    if only_this_computer(url):
+        out.flush()
+        return
     qr = segno.make(url, error="m")
     try:
         qr.terminal(out=out, compact=True)
@@ -232,3 +243,11 @@ def page_url(host: str, port: int) -> str:
     if ":" in host:
         host = f"[{host}]"
     return f"http://{host}:{port}/"
+
+
+def only_this_computer(url: str) -> bool:
+    """Whether *url* names this computer's loopback address, which no phone can open."""
+    from urllib.parse import urlsplit
+
+    host = (urlsplit(url).hostname or "").lower()
+    return host == "localhost" or host.startswith("127.") or host == "::1"

@@ -28,10 +28,20 @@ class DemoCamera:
         self.name = "demo"
         options = {"keep_hands": DEMO_KEEP_HANDS, "end_still_s": DEMO_END_STILL_S, **options}
         self.table = SimulatedTable(size=size, **options)
-        self.live = bool(self.table.live)
+        #: The table played all its hands (``hands``) and lies still: no more frames.
+        self.ended = False
+
+    @property
+    def live(self) -> bool:
+        """Paced like a live camera (``realtime``) until the table's last hand is over;
+        then it has ended, like a recording."""
+        return bool(self.table.live) and not self.ended
 
     def read(self) -> np.ndarray | None:
-        return self.table.read()
+        image = self.table.read()
+        if image is None:
+            self.ended = True
+        return image
 
     def close(self) -> None:
         close = getattr(self.table, "close", None)
