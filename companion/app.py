@@ -249,7 +249,8 @@ class Companion:
         port = self.server.effective_port
         host = self.opts.host
         print(f"web: listening on {host}:{port}", flush=True)
-        web.print_banner(web.page_url(host, port), app.config["TABLE_PIN"])
+        app.config["PAGE_URL"] = web.page_url(host, port)  # (the setup page's QR code)
+        web.print_banner(app.config["PAGE_URL"], app.config["TABLE_PIN"])
 
     def _healthz(self) -> Any:
         from flask import jsonify

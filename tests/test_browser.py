@@ -247,3 +247,64 @@ def test_setup_page_camera_view(browser, log, tmp_path):
     finally:
         context.close()
         srv.stop()
+
+
+def _colour(page: Any, selector: str) -> str:
+    return page.evaluate(f"getComputedStyle(document.querySelector({selector!r})).color")
+
+
+def test_a_lost_connection_is_a_banner_at_every_width_and_greys_the_camera(browser, log,
+                                                                           tmp_path):
+    """Players must not read stale scores: once the page loses the server a banner
+    says so at the top (also scrolled down, phone or laptop), the camera status turns
+    grey as not live; both go when the server is back."""
+    four_player_game(log, hands=2, extra=5)
+    log.set_status("camera", "ok")
+    data = tmp_path / "data"
+    for viewport in (PHONE, {"width": 1280, "height": 800}):
+        srv = Server(log, data)
+        context = browser.new_context(viewport=viewport, device_scale_factor=1)
+        page = context.new_page()
+        try:
+            open_live(page, srv)
+            assert page.is_hidden("#offline")
+            live_colour = _colour(page, ".cam")
+            muted = page.evaluate("getComputedStyle(document.body).getPropertyValue('--muted')")
+            srv.stop()
+            page.wait_for_selector("#offline", state="visible", timeout=10000)
+            assert "Connection lost" in page.inner_text("#offline")
+            assert "not live" in page.evaluate(
+                "getComputedStyle(document.querySelector('.cam'), '::after').content")
+            grey = _colour(page, ".cam")
+            assert grey != live_colour and muted.strip()
+            page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+            box = page.locator("#offline").bounding_box()
+            assert box is not None and 0 <= box["y"] < 200, box  # stays in view, at the top
+            assert box["width"] <= viewport["width"]
+            again = Server(log, data, port=srv.port)
+            try:
+                page.wait_for_selector("#offline", state="hidden", timeout=10000)
+                assert _colour(page, ".cam") == live_colour
+            finally:
+                again.stop()
+        finally:
+            context.close()
+
+
+def test_the_page_follows_the_phones_light_or_dark_setting(browser, server, log):
+    four_player_game(log, hands=1, extra=6)
+    seen = {}
+    for scheme in ("light", "dark"):
+        context = browser.new_context(viewport=PHONE, device_scale_factor=2, is_mobile=True,
+                                      has_touch=True, color_scheme=scheme)
+        page = context.new_page()
+        try:
+            open_live(page, server)
+            seen[scheme] = (page.evaluate("getComputedStyle(document.body).backgroundColor"),
+                            page.evaluate("getComputedStyle(document.body).color"))
+            if scheme == "light":
+                assert shot(page, "score-light.png").stat().st_size > 10_000
+        finally:
+            context.close()
+    assert seen["light"] == ("rgb(244, 241, 251)", "rgb(26, 23, 51)")  # dark text on light
+    assert seen["dark"] == ("rgb(20, 19, 43)", "rgb(241, 238, 251)")

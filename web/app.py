@@ -79,6 +79,7 @@ def create_app(log: GameLog, *, config: Mapping[str, Any] | None = None, frames:
     for bp in (views_score.bp, views_table.bp, views_history.bp, views_setup.bp):
         app.register_blueprint(bp)
     _errors(app)
+    app.add_url_rule("/manifest.webmanifest", "manifest", _manifest)
 
     @app.after_request
     def _headers(resp: Response) -> Response:
@@ -95,6 +96,29 @@ def create_app(log: GameLog, *, config: Mapping[str, Any] | None = None, frames:
         return resp
 
     return app
+
+
+def _manifest() -> Response:
+    """The web app manifest: "add to home screen" opens the score page full screen."""
+    import json
+
+    static = "/static/"
+    body = {
+        "name": "Twilight table companion", "short_name": "Twilight",
+        "description": "The score of the Twilight game on this table",
+        "start_url": "/", "scope": "/", "display": "standalone",
+        "background_color": "#14132b", "theme_color": "#14132b",
+        "icons": [
+            {"src": f"{static}icon-192.png", "sizes": "192x192", "type": "image/png"},
+            {"src": f"{static}icon-512.png", "sizes": "512x512", "type": "image/png"},
+            {"src": f"{static}icon-512.png", "sizes": "512x512", "type": "image/png",
+             "purpose": "maskable"},
+            {"src": f"{static}icon.svg", "sizes": "any", "type": "image/svg+xml"},
+        ],
+    }
+    resp = Response(json.dumps(body), mimetype="application/manifest+json")
+    resp.headers["Cache-Control"] = "max-age=3600"
+    return resp
 
 
 def _wants_json() -> bool:

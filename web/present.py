@@ -57,14 +57,18 @@ def goal_text(goal: str) -> str:
 
 
 def to_go(total: int, goal: str) -> str:
-    """What a total still needs, in words ("123 to 1000", "exactly 95 more for 333")."""
+    """What a total still needs, in plain words: "needs 1000" before any points,
+    "123 more for 1000", "95 more for exactly 333"."""
+    if total == 0:
+        return "needs exactly 333, 666 or 999, or 1000" if goal == "magic" else \
+            f"needs {STANDARD_GOAL}"
     if goal == "magic":
         for magic in MAGIC_NUMBERS:
             if total < magic:
                 return f"{magic - total} more for exactly {magic}"
     if total >= STANDARD_GOAL:
         return "goal reached"
-    return f"{STANDARD_GOAL - total} to {STANDARD_GOAL}"
+    return f"{STANDARD_GOAL - total} more for {STANDARD_GOAL}"
 
 
 def winner_text(match: dict[str, Any]) -> str | None:
@@ -259,4 +263,13 @@ def page_view(snap: dict[str, Any]) -> dict[str, Any]:
         "refused": snap.get("refused"),
         "mirror": bool((snap.get("settings") or {}).get("mirror")),
         "camera": status.get("camera"),
+        # the game log's writes failing (a full disk, a read-only file system)
+        "log_error": _log_error(status.get("log")),
     }
+
+
+def _log_error(status: Any) -> str | None:
+    """The log status as the page says it: None while writes succeed."""
+    if not status or status == "ok":
+        return None
+    return str(status).removeprefix("error: ")

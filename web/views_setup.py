@@ -99,6 +99,23 @@ def _need_table() -> None:
         raise ApiError(401, "enter the table PIN to see the camera")
 
 
+def page_qr() -> dict[str, Any]:
+    """This page's address as phones open it (the wiring's, else the one this browser
+    used) and its QR code as an SVG data URI, or why there is none."""
+    from flask import request
+
+    from web.app import only_this_computer
+
+    url = str(current_app.config.get("PAGE_URL") or request.url_root)
+    if only_this_computer(url):
+        return {"url": url, "qr": None}
+    import segno
+
+    qr = segno.make(url, error="m").svg_data_uri(scale=5, border=2, dark="#14132b",
+                                                 light="#ffffff")
+    return {"url": url, "qr": qr}
+
+
 @bp.get("/setup")
 def page() -> str:
     comp = parts()
@@ -108,7 +125,7 @@ def page() -> str:
         has_frames=comp.frames is not None, has_annotate=comp.annotate is not None,
         has_leds=comp.leds is not None and callable(getattr(comp.leds, "test", None)),
         mirror=bool(game_log().snapshot()["settings"].get("mirror")),
-        status=game_log().snapshot().get("status") or {},
+        status=game_log().snapshot().get("status") or {}, address=page_qr(),
     )
 
 

@@ -6,6 +6,7 @@
   var body = document.body;
   var app = document.getElementById("app");
   var live = document.getElementById("live");
+  var offline = document.getElementById("offline");
   var toastEl = document.getElementById("toast");
   var state = {
     version: app ? Number(app.dataset.version) : -1,
@@ -28,7 +29,26 @@
     toast.timer = setTimeout(function () { toastEl.hidden = true; }, bad ? 6000 : 2500);
   }
 
-  function setLive(s) { if (live) { live.dataset.state = s; live.querySelector(".txt").textContent = s === "live" ? "live" : s; } }
+  // The connection: "live" (events) and "polling" are connected; anything else is not,
+  // and after a moment's grace (a stream's planned reconnect takes less) the page says
+  // so plainly: a banner at every width, the camera status greyed as not live.
+  var GRACE_MS = 2500;
+  function setLive(s) {
+    if (live) { live.dataset.state = s; live.querySelector(".txt").textContent = s; }
+    var connected = s === "live" || s === "polling";
+    if (connected) {
+      clearTimeout(setLive.timer);
+      setLive.timer = null;
+      body.classList.remove("disconnected");
+      if (offline) offline.hidden = true;
+    } else if (!setLive.timer && !body.classList.contains("disconnected")) {
+      setLive.timer = setTimeout(function () {
+        setLive.timer = null;
+        body.classList.add("disconnected");
+        if (offline) offline.hidden = false;
+      }, GRACE_MS);
+    }
+  }
 
   // -- re-rendering parts ----------------------------------------------------------------
   function swap(name) {
@@ -74,7 +94,10 @@
   // -- live updates ----------------------------------------------------------------------
   function poll() {
     fetch("/api/version", { cache: "no-store" }).then(function (r) { return r.json(); })
-      .then(function (d) { seen(d.version, d.boot); })
+      .then(function (d) {
+        if (!live || live.dataset.state !== "live") setLive("polling");
+        seen(d.version, d.boot);
+      })
       .catch(function () { setLive("offline"); });
   }
 
