@@ -191,6 +191,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--soloist", metavar="SEAT", help="three players: the first soloist")
     p.add_argument("--new-moon-cards", action="store_true",
                    help="three players: lay the new moon's cards face up on the table")
+    p.add_argument("--deck", metavar="DECK", help="randomised movie with this simulator "
+                   "deck: builtin or a procedural deck's seed (docs/simulator.md)")
 
     p = sub.add_parser("watch", help="watch a table or a recording, write events (C7)")
     p.add_argument("--source", required=True, metavar="SRC")

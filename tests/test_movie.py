@@ -304,7 +304,8 @@ def test_simulate_video(tmp_path: Path) -> None:
     assert ok and img.shape == (90, 160, 3)
 
 
-@pytest.mark.parametrize("bad", [{"size": "big"}, {"hands": 0}, {"style": 7}, {"fps": 0.0}])
+@pytest.mark.parametrize("bad", [{"size": "big"}, {"hands": 0}, {"style": 7}, {"fps": 0.0},
+                                 {"deck": "mine"}, {"deck": "1"}])
 def test_simulate_refuses_bad_input(tmp_path: Path, bad: dict[str, Any]) -> None:
     err = io.StringIO()
     with redirect_stderr(err):
@@ -380,3 +381,14 @@ def test_a_randomised_movie_lays_its_decks_cards_at_their_sides() -> None:
             break
     assert seen > 20
     assert [e["type"] for e in movie.events[:4]] == ["play"] * 4
+
+
+def test_simulate_a_randomised_movie_of_a_procedural_deck(tmp_path: Path) -> None:
+    with redirect_stdout(io.StringIO()):
+        assert cli_main(["simulate", "--out", str(tmp_path), "--seed", "5", "--size", "160x90",
+                         "--fps", "5", "--deck", "103"]) == 0
+    factors = json.loads((tmp_path / "factors.json").read_text())
+    assert factors["deck"] == 103 and factors["rotation"] in ("radial", "aligned", "askew")
+    truth = [json.loads(line) for line in (tmp_path / "truth.jsonl").read_text().splitlines()]
+    assert len([e for e in truth if e["type"] == "play"]) == 28
+    assert cv2.imread(str(tmp_path / FRAME_PATTERN.format(0))).shape == (90, 160, 3)

@@ -788,11 +788,29 @@ def _parse_size(text: str) -> tuple[int, int]:
     return w, h
 
 
+def _parse_deck(text: str | None) -> str | int | None:
+    """``--deck``: ``builtin`` or a procedural deck's seed (None: no randomisation)."""
+    if text is None:
+        return None
+    text = str(text).strip()
+    if text == "builtin":
+        return "builtin"
+    try:
+        seed = int(text)
+    except ValueError:
+        raise ValueError(f"--deck must be builtin or a deck seed (an integer), "
+                         f"not {text!r}") from None
+    if seed in (0, 1):  # the ints 0 and 1 name the art styles: use --style for those
+        raise ValueError("--deck 0 and 1 are the art styles: use builtin or --style")
+    return seed
+
+
 def run(args: argparse.Namespace) -> int:
     """``twilight-companion simulate``: frames (or a video) plus the truth: truth.jsonl
     (C7 events), hands.json (the list of C2 hand records), match-1.json ... (C4 match
     records, each one ``score`` accepts) and frames.jsonl (per frame, what ``recognise``
-    should see in the C6 form, and which sides are occluded)."""
+    should see in the C6 form, and which sides are occluded). With ``--deck`` the
+    movie is randomised (``HandMovie(deck=...)``) and factors.json says what was drawn."""
     try:
         size = _parse_size(str(args.size))
         if args.hands < 1:
@@ -803,9 +821,11 @@ def run(args: argparse.Namespace) -> int:
         if not args.fps > 0:
             raise ValueError(f"--fps must be positive, not {args.fps}")
         mode = getattr(args, "mode", None) or "four"
+        deck = _parse_deck(getattr(args, "deck", None))
         movie = HandMovie(args.seed, args.style, size, args.fps, mode=mode,
                           soloist=getattr(args, "soloist", None), hands=args.hands,
-                          new_moon_cards=bool(getattr(args, "new_moon_cards", False)))
+                          new_moon_cards=bool(getattr(args, "new_moon_cards", False)),
+                          deck=deck)
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
     except (ValueError, OSError) as exc:
@@ -837,6 +857,9 @@ def run(args: argparse.Namespace) -> int:
                     truth.write(json.dumps(movie.events[written]) + "\n")
                     written += 1
         (out / "hands.json").write_text(json.dumps(movie.hand_records, indent=1) + "\n")
+        if movie.factors:  # a randomised movie: what was drawn
+            (out / "factors.json").write_text(json.dumps(
+                {"deck": movie.deck, **movie.factors}, indent=1) + "\n")
         for n, match in enumerate(movie.match_records(), start=1):
             (out / MATCH_PATTERN.format(n)).write_text(json.dumps(match, indent=1) + "\n")
     finally:
