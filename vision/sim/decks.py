@@ -72,14 +72,14 @@ def style_of(deck: DeckName) -> int | None:
 # -- the renderer's view of a deck -------------------------------------------------------------
 @dataclass(frozen=True)
 class SimDeck:
-    """A deck as the renderer uses it: upright images by id and sizes in mm."""
+    """A deck as the renderer uses it: sizes in mm, and its images by :meth:`art`
+    (drawn on demand: this small record keeps no pictures alive)."""
 
     name: str | int
     style: int | None          # the deck_art style, or None for a procedural deck
     card_mm: tuple[float, float]      # (width, height) of every card and back, portrait
     twilight_mm: tuple[float, float]  # (width, height) of the upright Twilight image
     corner_mm: float
-    images: dict[str, np.ndarray] | None = None   # procedural decks: images by id
 
     def size_mm(self, card_id: str) -> tuple[float, float]:
         return self.twilight_mm if card_id == TWILIGHT_ID else self.card_mm
@@ -109,18 +109,17 @@ def sim_deck(deck: DeckName) -> SimDeck:
         size = (float(CARD_MM[0]), float(CARD_MM[1]))
         return SimDeck(key, style, size, size, CORNER_RADIUS_MM)
     design = _design(int(key))
-    return SimDeck(key, None, design.card_mm, design.twilight_mm, design.corner_mm,
-                   _procedural_cached(int(key)))
+    return SimDeck(key, None, design.card_mm, design.twilight_mm, design.corner_mm)
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=512)
 def _art(name: str | int, card_id: str, px_per_mm: float) -> np.ndarray:
     deck = sim_deck(name)
     if deck.style is not None:
         from vision.deck_art import render_card
 
         return render_card(card_id, deck.style, px_per_mm)
-    src = deck.images[card_id]  # type: ignore[index]
+    src = _procedural_cached(int(name))[card_id]
     w, h = deck.size_mm(card_id)
     out = cv2.resize(src, (max(2, round(w * px_per_mm)), max(2, round(h * px_per_mm))),
                      interpolation=cv2.INTER_AREA)
