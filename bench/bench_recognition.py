@@ -14,10 +14,13 @@ missed (null where a card lies), Twilight card found, moon sides right; broken
 down by rotation kind, Twilight aspect, card size, light, cloth. Sides under the
 arm are counted apart; a missed Twilight card loses its sides (also reported).
 ``recognise --card`` on card photos (``render_card_photo``), tight crops apart.
+Scenes without the Twilight card (a few cards lying about): Twilight cards found
+there, and scenes where a card was named at a side.
 
 ``BENCH_SCENES`` (default 2100): held-out scenes in all (spread evenly over the
 held-out decks and sizes); ``BENCH_TUNING_SCENES`` (default: the same) the
 tuning scenes; ``BENCH_CARD_PHOTOS`` (default 700) card photos per split;
+``BENCH_EMPTY_SCENES`` (default 180) scenes without the Twilight card per split;
 ``BENCH_SPEED_IMAGES`` (default 100) the speed batch, 1280x720 held-out scenes of
 the built-in deck. Speed runs on one core (``cv2.setNumThreads(1)``) beside a
 reference task timed in the same run.
@@ -56,6 +59,7 @@ SPLITS = {"tuning": (TUNING_DECKS, TUNING_SEEDS), "heldout": (HELDOUT_DECKS, HEL
 #: Seeds per configuration block within a split's range (scenes, then card photos).
 CONFIG_BLOCK = 10_000
 PHOTO_OFFSET = 500_000
+EMPTY_OFFSET = 700_000
 SPEED_OFFSET = 900_000
 ASPECT_BINS = ((1.0, 1.2), (1.2, 1.4), (1.4, 1.6), (1.6, 1.81))
 CARD_PX_BINS = ((45, 70), (70, 100), (100, 151))
@@ -263,6 +267,37 @@ def _photo_summary(c: Counter) -> dict:
             "recognise_crashed": c["crashes"]}
 
 
+def no_twilight(split: str, scenes_total: int) -> dict:
+    """Scenes of *split*'s decks without the Twilight card, a few cards lying about
+    (sizes in turn): how often ``recognise`` finds a Twilight card there, or names a
+    card at a side (it should do neither)."""
+    decks, seeds = SPLITS[split]
+    per = max(1, math.ceil(scenes_total / len(decks)))
+    c: Counter = Counter()
+    for di, deck in enumerate(decks):
+        base = seeds.start + EMPTY_OFFSET + di * CONFIG_BLOCK
+        with tempfile.TemporaryDirectory() as tmp:
+            paths = []
+            for k in range(per):
+                scene = render_scene(base + k, size=SIZES[k % len(SIZES)], deck=deck,
+                                     twilight=False)
+                path = str(Path(tmp) / f"empty-{base + k}.png")
+                cv2.imwrite(path, scene.image, [cv2.IMWRITE_PNG_COMPRESSION, 1])
+                paths.append(path)
+            results = recognise_cli(paths, deck)
+        for path in paths:
+            r = results.get(path, {})
+            c["scenes"] += 1
+            c["crashes"] += r.get("error") == "crash"
+            c["found"] += bool(r.get("twilight", {}).get("found"))
+            c["named"] += any(v not in (None, "unknown") for v in r.get("sides", {}).values())
+    n = max(c["scenes"], 1)
+    out = {"scenes": c["scenes"], "twilight_found_falsely": round(c["found"] / n, 4),
+           "scenes_with_a_card_named": c["named"], "recognise_crashed": c["crashes"]}
+    print(f"{split} without a Twilight card: {out}", flush=True)
+    return out
+
+
 def side_by_side(figures: dict) -> dict:
     """Tuning and held-out figures next to each other: pooled, per size, and the
     built-in deck (in both splits, on different scene seeds) per size."""
@@ -277,6 +312,9 @@ def side_by_side(figures: dict) -> dict:
                                         held["configurations"][cfg][k]] for k in keys}
     table["card_photos_right"] = [figures["card_photos"]["tuning"]["right"],
                                   figures["card_photos"]["heldout"]["right"]]
+    table["twilight_found_falsely_without_one"] = [
+        figures["no_twilight"]["tuning"]["twilight_found_falsely"],
+        figures["no_twilight"]["heldout"]["twilight_found_falsely"]]
     return {"columns": ["tuning", "heldout"], "rows": table}
 
 
@@ -427,6 +465,8 @@ def main() -> dict:
     figures["tuning"] = accuracy("tuning", tuning_total)
     figures["heldout"] = accuracy("heldout", held_total)
     figures["card_photos"] = {split: card_photos(split, photos) for split in SPLITS}
+    empty = int(os.environ.get("BENCH_EMPTY_SCENES", "180"))
+    figures["no_twilight"] = {split: no_twilight(split, empty) for split in SPLITS}
     figures["side_by_side"] = side_by_side(figures)
     print("side by side (tuning, held-out):", flush=True)
     for row, values in figures["side_by_side"]["rows"].items():

@@ -377,3 +377,14 @@ def test_the_split_keeps_tuning_and_held_out_material_apart() -> None:
     assert not set(procedural) & set(TUNING_DECKS)
     aspects = [sim_deck(d).twilight_aspect for d in procedural]
     assert min(aspects) < 1.1 and max(aspects) > 1.7
+
+
+def test_randomised_scenes_without_the_twilight_card_have_cards_lying_about() -> None:
+    loose = []
+    for seed in range(6):
+        scene = render_scene(seed, size=(320, 180), deck=OTHER_DECK, twilight=False)
+        assert scene.truth == {"twilight": {"found": False, "moon_seats": []},
+                               "sides": {s.value: None for s in SEATS}}
+        assert scene.twilight_quad is None
+        loose.append(scene.factors["loose_cards"])
+    assert max(loose) > 0

@@ -917,6 +917,8 @@ RANDOM_TILT_DEG = 15.0
 FOV_RANGE_DEG = (45.0, 75.0)
 #: Light kinds of randomised scenes.
 LIGHTS: tuple[str, ...] = ("neutral", "warm", "cool", "dim")
+#: Most cards lying about in a randomised scene without the Twilight card.
+LOOSE_CARDS_MAX = 5
 #: Patterned and glossy cloths of randomised scenes (kind, colours BGR), indexed after
 #: :data:`TEXTURES`.
 PATTERNS: tuple[tuple[str, tuple[tuple[int, int, int], ...]], ...] = (
@@ -1204,7 +1206,8 @@ def render_randomised(seed: int, deck: int | str, size: tuple[int, int] = DEFAUL
     (:data:`LIGHTS`), ``blur_sigma``, ``jpeg_quality``, ``glare``, an ``arm_shadow``
     from an arm above the picture, and ``hand`` (an arm over the table). The
     Twilight card's shape is the deck's own. Options of :func:`render_scene` work as
-    there (``twilight``, ``twilight_deg``, ``twilight_xy``, ``sides``,
+    there (``twilight``: without it a few cards lie about, none at a side;
+    ``twilight_deg``, ``twilight_xy``, ``sides``,
     ``under_cards``, ``hand_seat``, ``hand_target``, ``px_per_mm``, ``effects``,
     ``mirror``). ``Scene.factors`` records what was drawn.
     """
@@ -1300,6 +1303,12 @@ def render_randomised(seed: int, deck: int | str, size: tuple[int, int] = DEFAUL
         cards.extend(stacks[seat][:-1])
     for seat in SEATS:
         cards.extend(stacks[seat][-1:])
+    loose = 0
+    if not present:  # no Twilight card: a few cards lie about anyway (none of them counts)
+        loose = rng.randrange(LOOSE_CARDS_MAX + 1)
+        for cid in rng.sample(CARD_IDS, loose):
+            cards.append(table.placed(cid, rng.uniform(-0.4, 0.4) * w / s,
+                                      rng.uniform(-0.4, 0.4) * h / s, rng.uniform(0, 360)))
 
     want_hand = options.get("hand")
     if want_hand is None:
@@ -1338,7 +1347,7 @@ def render_randomised(seed: int, deck: int | str, size: tuple[int, int] = DEFAUL
         "card_angles": angles, "twilight_aspect": round(d.twilight_aspect, 3),
         "twilight_landscape": d.twilight_mm[0] > d.twilight_mm[1],
         "twilight_deg": round(float(angle), 2), "hand": arm is not None,
-        "arm_shadow": shadow_arm is not None,
+        "arm_shadow": shadow_arm is not None, "loose_cards": loose,
         "under_cards": sum(len(st) - 1 for st in stacks.values() if st)})
     return _scene(table, tw, stacks, arm, image, arm_map, present=present,
                   mirror=bool(options.get("mirror")), seed=seed,
