@@ -45,6 +45,8 @@ NEW_SIZE_FRAMES = 30
 MAX_BAD_FRAMES = 100
 #: Frames between hand-backs of freed memory to the system (10 fps: a minute).
 TRIM_EVERY_FRAMES = 600
+#: Observations kept while the game log cannot be written (a hand's cards, twice).
+MAX_UNSTORED = 56
 
 
 def release_free_memory() -> None:
@@ -185,6 +187,9 @@ class Companion:
         self.check = FrameCheck()
         self._feed_errors = 0
         self._feed_failing = False
+        #: What the camera saw while the game log could not be written, in order: stored
+        #: at the next look once writes succeed (the tracker reports a card only once).
+        self._unstored: list[Any] = []
         self.demo_table: Any = None
 
     # -- parts ------------------------------------------------------------------------------
@@ -415,6 +420,8 @@ class Companion:
                 self.demo_table.step()
             if not pace.due(frame.timestamp):
                 continue
+            if self._unstored:
+                self.store_unstored()
             try:
                 self.tracker.feed(frame.number - 1, frame.image, self.expect, self.observe)
                 if self._feed_failing:
@@ -429,13 +436,36 @@ class Companion:
                 self.log.set_status("recognition", f"error: {exc}")
 
     def observe(self, obs: Any) -> None:
-        """Put one tracker observation into the game log and the events file."""
+        """Put one tracker observation into the game log and the events file. While
+        the log cannot be written it is kept, in order, and stored once it can."""
+        if self._unstored:
+            self._keep(obs)
+            self.store_unstored()
+            return
         try:
             self._observe(obs)
         except LogError as exc:  # disk full or read-only: shown, nothing half-written
             logger.error("game log: %s", exc)
             self.log.set_status("log", f"error: {exc}")
             self.events.write({"type": "warning", "frame": obs.frame, "message": str(exc)})
+            self._keep(obs)
+
+    def _keep(self, obs: Any) -> None:
+        self._unstored.append(obs)
+        if len(self._unstored) > MAX_UNSTORED:
+            lost = self._unstored.pop(0)
+            logger.error("game log: still not writable; the camera's %s of frame %s is "
+                         "dropped", lost.kind, lost.frame)
+
+    def store_unstored(self) -> None:
+        """Store what the camera saw while the log could not be written, oldest first;
+        stops at the first that still cannot be."""
+        while self._unstored:
+            try:
+                self._observe(self._unstored[0])
+            except LogError:
+                return
+            self._unstored.pop(0)
 
     def _observe(self, obs: Any) -> None:
         if obs.kind == "setup":

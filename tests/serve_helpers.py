@@ -218,7 +218,10 @@ def logged_plays(data: Path) -> tuple[list[tuple[str, str]], str, int]:
     game log on disk — what survived, replayed exactly as the companion does."""
     from companion.core.game import Game
 
-    db = sqlite3.connect(data / "game.sqlite3", timeout=10)
+    # read-only: the log is left exactly as the killed writer left it (WAL and all); a
+    # read-write connection would checkpoint the WAL into the file when it closes
+    db = sqlite3.connect(f"{(data / 'game.sqlite3').absolute().as_uri()}?mode=ro", uri=True,
+                         timeout=10)
     try:
         integrity = db.execute("PRAGMA integrity_check").fetchone()[0]
         rows = db.execute("SELECT ts, type, data FROM events ORDER BY seq").fetchall()
