@@ -233,3 +233,34 @@ def test_a_read_only_log_file_is_reported_at_start(tmp_path, cli) -> None:
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr  # reading it is fine
     assert digest(data / DB_NAME) == before
+
+
+def test_a_new_log_appears_whole_or_not_at_all(tmp_path, monkeypatch) -> None:
+    """A log is made beside and linked into place when complete: a failure (a kill, a
+    full disk) while it is made leaves no file that a later start would have to call
+    damaged, and nothing half made."""
+    import companion.core.gamelog as gamelog
+
+    def no_room(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(gamelog.os, "link", no_room)
+    with pytest.raises(LogError, match="cannot create the game log .*No space left"):
+        GameLog.open(tmp_path / "data")
+    assert files(tmp_path / "data") == []
+    monkeypatch.undo()
+    log = GameLog.open(tmp_path / "data")
+    assert log.snapshot()["seq"] == 1 and files(tmp_path / "data") == [
+        DB_NAME, f"{DB_NAME}-shm", f"{DB_NAME}-wal"]
+    log.close()
+
+
+def test_an_sqlite_file_that_is_not_a_game_log_is_never_adopted(tmp_path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    sqlite3.connect(data / DB_NAME).execute("PRAGMA user_version = 0").close()
+    sqlite3.connect(data / DB_NAME).execute("VACUUM").close()  # a valid, empty database
+    before = digest(data / DB_NAME)
+    with pytest.raises(LogError, match="is not a Twilight game log"):
+        GameLog.open(data)
+    assert digest(data / DB_NAME) == before and files(data) == [DB_NAME]
