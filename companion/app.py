@@ -592,6 +592,7 @@ def _run(opts: Options, config: Config, *, serve_web: bool, console: bool) -> in
         if serve_web and not app.stop.is_set() and not (opts.demo and opts.pace == "frames"):
             # a recording ended, or the demo's hands are played: the page stays up and
             # shows the result until asked to stop (a demo paced by frames just ends)
+            log.set_status("camera", "ended")  # the page and LEDs: nothing more will come
             if opts.demo:
                 played = f"{opts.hands} hand{'s' if opts.hands != 1 else ''}"
                 print(f"demo: {played} played; the page shows the result until Ctrl-C",

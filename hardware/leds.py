@@ -208,6 +208,11 @@ def seat_lights(snapshot: Snapshot, since_card: float | None = None,
         if since_card is not None and since_card < t.hand_over:
             pulse = Pattern.pulse(HAND_OVER, t.pulse)
             return _only({s: pulse for s in hand_winners(hand)}, t.hand_over - since_card)
+        over = (snapshot.get("match") or {}).get("over")
+        if not over and (snapshot.get("status") or {}).get("camera") == "ended":
+            # the recording (or the demo's hands) ended: no next hand will come
+            pulse = Pattern.pulse(HAND_OVER, t.pulse)
+            return _only({s: pulse for s in hand_winners(hand)})
         nxt_hand = hand.get("next_hand")
         if nxt_hand and nxt_hand.get("leader"):
             return _only({nxt_hand["leader"]: Pattern.steady(TURN, 1.0)})

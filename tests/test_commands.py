@@ -123,7 +123,9 @@ def test_a_demo_of_one_hand_shows_the_result_calmly_until_stopped(tmp_path, cli)
         assert state["hand"]["complete"] and len(state["match"]["hands"]) == 1
         assert state["refused"] is None
         assert health["ok"] and health["camera"] == "ended" and health["log"] == "ok"
-        assert "trouble" not in state["status"]["leds"].values()
+        leds = state["status"]["leds"]
+        assert "trouble" not in leds.values() and "hand-over" in leds.values(), leds
+        assert state["status"]["camera"] == "ended"
         assert proc.poll() is None  # still serving the page
         proc.send_signal(signal.SIGINT)
         assert proc.wait(30) == 0

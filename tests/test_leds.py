@@ -193,6 +193,21 @@ def test_pure_match_over_lights_the_winner() -> None:
     assert names(seat_lights(snap, since_card=None)) == only("south", MATCH_OVER)
 
 
+def test_pure_an_ended_recording_keeps_the_hand_over_pattern() -> None:
+    """Nothing more will come (the recording or the demo's hands ended): the hand's
+    winners keep pulsing instead of lighting a leader for a hand nobody will play."""
+    snap = hand_snapshot(complete=True, score={"sun": 51, "moon": 0},
+                         next_hand={"leader": "south"})
+    assert names(seat_lights(snap, since_card=None)) == only("south")
+    snap["status"] = {"camera": "ended"}
+    assert names(seat_lights(snap, since_card=None)) == {
+        "north": OFF, "east": HAND_OVER, "south": OFF, "west": HAND_OVER}
+    snap["match"] = {"over": True, "winner": "sun"}  # a won match shows its winner
+    snap["hand"]["next_hand"] = None
+    assert names(seat_lights(snap, since_card=None)) == {
+        "north": OFF, "east": MATCH_OVER, "south": OFF, "west": MATCH_OVER}
+
+
 def test_pure_trouble_beats_everything() -> None:
     snap = hand_snapshot(next={"seat": "east"})
     snap["status"] = {"camera": "lost"}
