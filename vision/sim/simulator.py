@@ -735,6 +735,96 @@ def _seat_cult(seat: Seat, moon_seats: Sequence[str]) -> Cult:
     return Cult.MOON if seat.value in moon_seats else Cult.SUN
 
 
+#: Options of :func:`render_scene` without a deck, and of :func:`render_randomised`.
+SCENE_OPTIONS = frozenset({
+    "twilight", "twilight_deg", "twilight_xy", "sides", "under_cards", "hand", "hand_seat",
+    "hand_target", "tilt_deg", "px_per_mm", "texture", "glare", "jpeg_quality", "effects",
+    "mirror"})
+RANDOMISED_OPTIONS = SCENE_OPTIONS | {"rotation", "card_px", "fov_deg", "light", "blur_sigma",
+                                      "arm_shadow"}
+
+
+def _check_options(options: Mapping[str, Any], known: frozenset[str]) -> None:
+    unknown = set(options) - known
+    if unknown:
+        raise TypeError(f"render_scene: unknown options {sorted(unknown)}")
+
+
+def _twilight_deg(rng: random.Random, options: Mapping[str, Any]) -> float:
+    """The Twilight card's turn: ``options["twilight_deg"]``, or a random multiple of
+    90 degrees plus up to :data:`TWILIGHT_JITTER_DEG`."""
+    angle = options.get("twilight_deg")
+    if angle is None:
+        angle = rng.randrange(4) * 90.0 + rng.uniform(-TWILIGHT_JITTER_DEG, TWILIGHT_JITTER_DEG)
+    return angle
+
+
+def _side_ids(rng: random.Random, seat: Seat, moon_seats: Sequence[str],
+              options: Mapping[str, Any], used: set[str]) -> list[str]:
+    """The cards at ``seat``'s side, lowest first (empty where none lies): the
+    uppermost from ``options["sides"]`` (random: one with chance 0.75), the ones
+    beneath from ``options["under_cards"]``; none of them in ``used``, which grows."""
+    forced = options.get("sides")
+    unders = options.get("under_cards")
+    cult = _seat_cult(seat, moon_seats)
+    if forced is not None:
+        top = forced.get(seat.value, forced.get(seat)) if isinstance(forced, Mapping) else None
+    else:
+        top = None
+        if rng.random() < 0.75:
+            top = rng.choice([c.id for c in CARDS if c.cult is cult and c.id not in used])
+    if top is None:
+        return []
+    if top not in CARD_IDS or Card.parse(top).cult is not cult:
+        raise ValueError(f"sides: {top!r} cannot lie at {seat.value}, a {cult.value} "
+                         f"side (C1, R3)")
+    used.add(top)
+    if isinstance(unders, Mapping):
+        n_under = int(unders.get(seat.value, unders.get(seat, 0)) or 0)
+    elif unders is not None:
+        n_under = int(unders)
+    else:
+        n_under = rng.choice([0, 0, 0, 0, 1, 1, 2, 3])
+    pool = [c.id for c in CARDS if c.cult is cult and c.id not in used]
+    rng.shuffle(pool)
+    ids = pool[:n_under] + [top]
+    used.update(ids)
+    return ids
+
+
+def _lowest_first(tw: Placed, stacks: Mapping[Seat, Sequence[Placed]], present: bool
+                  ) -> list[Placed]:
+    """The cards in drawing order: the Twilight card, the cards beneath the sides'
+    uppermost cards, then the uppermost cards."""
+    cards: list[Placed] = [tw] if present else []
+    for seat in SEATS:
+        cards.extend(stacks[seat][:-1])
+    for seat in SEATS:
+        cards.extend(stacks[seat][-1:])
+    return cards
+
+
+def _scene_arm(rng: random.Random, options: Mapping[str, Any], tw: Placed, table: Table, *,
+               hand_p: float) -> Arm | None:
+    """The arm over the table (``options["hand"]``; random: with chance ``hand_p``),
+    from ``options["hand_seat"]`` to ``options["hand_target"]`` (random: near ``tw``)."""
+    want_hand = options.get("hand")
+    if want_hand is None:
+        want_hand = rng.random() < hand_p
+    if not want_hand:
+        return None
+    seat_opt = options.get("hand_seat")
+    hand_seat = Seat.parse(seat_opt) if isinstance(seat_opt, str) else (
+        seat_opt or rng.choice(SEATS))
+    target = options.get("hand_target")
+    if target is None:
+        dx, dy = SEAT_DIRECTION[hand_seat]
+        reach = rng.uniform(60, 200)
+        target = (tw.x + dx * reach + rng.uniform(-80, 80) * (1 - abs(dx)),
+                  tw.y + dy * reach + rng.uniform(-60, 60) * (1 - abs(dy)))
+    return random_arm(rng, hand_seat, (float(target[0]), float(target[1])), table)
+
+
 def render_scene(seed: int, style: int = 0, size: tuple[int, int] = DEFAULT_SIZE, *,
                  deck: int | str | None = None, **options: Any) -> Scene:
     """Render a random table scene from ``seed`` (same seed, same pixels).
@@ -771,12 +861,7 @@ def render_scene(seed: int, style: int = 0, size: tuple[int, int] = DEFAULT_SIZE
     """
     if deck is not None:
         return render_randomised(seed, deck, size, **options)
-    known = {"twilight", "twilight_deg", "twilight_xy", "sides", "under_cards", "hand",
-             "hand_seat", "hand_target", "tilt_deg", "px_per_mm", "texture", "glare",
-             "jpeg_quality", "effects", "mirror"}
-    unknown = set(options) - known
-    if unknown:
-        raise TypeError(f"render_scene: unknown options {sorted(unknown)}")
+    _check_options(options, SCENE_OPTIONS)
     rng = random.Random(f"scene-{seed}")
     table = random_table(rng, style, size, tilt_deg=options.get("tilt_deg"),
                          px_per_mm=options.get("px_per_mm"), texture=options.get("texture"),
@@ -785,9 +870,7 @@ def render_scene(seed: int, style: int = 0, size: tuple[int, int] = DEFAULT_SIZE
     w, h = size
     s = table.camera.px_per_mm
     present = options.get("twilight", True)
-    angle = options.get("twilight_deg")
-    if angle is None:
-        angle = rng.randrange(4) * 90.0 + rng.uniform(-TWILIGHT_JITTER_DEG, TWILIGHT_JITTER_DEG)
+    angle = _twilight_deg(rng, options)
     xy = options.get("twilight_xy")
     if xy is None:
         # Keep the Twilight card and its side cards (about 150 mm out) in the picture.
@@ -799,59 +882,18 @@ def render_scene(seed: int, style: int = 0, size: tuple[int, int] = DEFAULT_SIZE
 
     stacks: dict[Seat, list[Placed]] = {seat: [] for seat in SEATS}
     if present:
-        forced = options.get("sides")
-        unders = options.get("under_cards")
         used: set[str] = set()
         for seat in SEATS:
-            cult = _seat_cult(seat, moon_seats)
-            if forced is not None:
-                top = forced.get(seat.value, forced.get(seat)) if isinstance(forced, Mapping) \
-                    else None
-            else:
-                top = None
-                if rng.random() < 0.75:
-                    top = rng.choice([c.id for c in CARDS if c.cult is cult and c.id not in used])
-            if top is None:
+            ids = _side_ids(rng, seat, moon_seats, options, used)
+            if not ids:
                 continue
-            if top not in CARD_IDS or Card.parse(top).cult is not cult:
-                raise ValueError(f"sides: {top!r} cannot lie at {seat.value}, a {cult.value} "
-                                 f"side (C1, R3)")
-            used.add(top)
-            if isinstance(unders, Mapping):
-                n_under = int(unders.get(seat.value, unders.get(seat, 0)) or 0)
-            elif unders is not None:
-                n_under = int(unders)
-            else:
-                n_under = rng.choice([0, 0, 0, 0, 1, 1, 2, 3])
-            pool = [c.id for c in CARDS if c.cult is cult and c.id not in used]
-            rng.shuffle(pool)
-            ids = pool[:n_under] + [top]
-            used.update(ids)
             for cid in ids:
                 x, y, a = side_pose(rng, seat, tw)
                 stacks[seat].append(Placed(cid, x, y, a))
 
-    cards: list[Placed] = [tw] if present else []
-    for seat in SEATS:
-        cards.extend(stacks[seat][:-1])
-    for seat in SEATS:
-        cards.extend(stacks[seat][-1:])
+    cards = _lowest_first(tw, stacks, present)
 
-    want_hand = options.get("hand")
-    if want_hand is None:
-        want_hand = rng.random() < 0.5
-    arm = None
-    if want_hand:
-        seat_opt = options.get("hand_seat")
-        hand_seat = Seat.parse(seat_opt) if isinstance(seat_opt, str) else (
-            seat_opt or rng.choice(SEATS))
-        target = options.get("hand_target")
-        if target is None:
-            dx, dy = SEAT_DIRECTION[hand_seat]
-            reach = rng.uniform(60, 200)
-            target = (tw.x + dx * reach + rng.uniform(-80, 80) * (1 - abs(dx)),
-                      tw.y + dy * reach + rng.uniform(-60, 60) * (1 - abs(dy)))
-        arm = random_arm(rng, hand_seat, (float(target[0]), float(target[1])), table)
+    arm = _scene_arm(rng, options, tw, table, hand_p=0.5)
 
     image, arm_map = table.render(cards, arm, rng)
     return _scene(table, tw, stacks, arm, image, arm_map, present=present,
@@ -1211,13 +1253,7 @@ def render_randomised(seed: int, deck: int | str, size: tuple[int, int] = DEFAUL
     ``under_cards``, ``hand_seat``, ``hand_target``, ``px_per_mm``, ``effects``,
     ``mirror``). ``Scene.factors`` records what was drawn.
     """
-    known = {"twilight", "twilight_deg", "twilight_xy", "sides", "under_cards", "hand",
-             "hand_seat", "hand_target", "tilt_deg", "px_per_mm", "texture", "glare",
-             "jpeg_quality", "effects", "mirror", "rotation", "card_px", "fov_deg", "light",
-             "blur_sigma", "arm_shadow"}
-    unknown = set(options) - known
-    if unknown:
-        raise TypeError(f"render_scene: unknown options {sorted(unknown)}")
+    _check_options(options, RANDOMISED_OPTIONS)
     rng = random.Random(f"randomised-scene-{seed}")
     d = sim_deck(deck)
     table, factors = random_table_randomised(rng, deck, size, options=options)
@@ -1225,9 +1261,7 @@ def render_randomised(seed: int, deck: int | str, size: tuple[int, int] = DEFAUL
     if rotation is None:
         rotation = rng.choice(ROTATION_KINDS)
     present = options.get("twilight", True)
-    angle = options.get("twilight_deg")
-    if angle is None:
-        angle = rng.randrange(4) * 90.0 + rng.uniform(-TWILIGHT_JITTER_DEG, TWILIGHT_JITTER_DEG)
+    angle = _twilight_deg(rng, options)
     tw0 = table.placed("twilight", 0.0, 0.0, float(angle))
     moon_seats = twilight_moon_seats(tw0.angle)
 
@@ -1235,36 +1269,14 @@ def render_randomised(seed: int, deck: int | str, size: tuple[int, int] = DEFAUL
     stacks: dict[Seat, list[Placed]] = {seat: [] for seat in SEATS}
     angles: dict[str, float] = {}
     if present:
-        forced = options.get("sides")
-        unders = options.get("under_cards")
         used: set[str] = set()
         tops: list[Placed] = []
         for seat in SEATS:
-            cult = _seat_cult(seat, moon_seats)
-            if forced is not None:
-                top = forced.get(seat.value, forced.get(seat)) if isinstance(forced, Mapping) \
-                    else None
-            else:
-                top = None
-                if rng.random() < 0.75:
-                    top = rng.choice([c.id for c in CARDS if c.cult is cult and c.id not in used])
-            if top is None:
+            ids = _side_ids(rng, seat, moon_seats, options, used)
+            if not ids:
                 continue
-            if top not in CARD_IDS or Card.parse(top).cult is not cult:
-                raise ValueError(f"sides: {top!r} cannot lie at {seat.value}, a {cult.value} "
-                                 f"side (C1, R3)")
-            used.add(top)
-            if isinstance(unders, Mapping):
-                n_under = int(unders.get(seat.value, unders.get(seat, 0)) or 0)
-            elif unders is not None:
-                n_under = int(unders)
-            else:
-                n_under = rng.choice([0, 0, 0, 0, 1, 1, 2, 3])
-            pool = [c.id for c in CARDS if c.cult is cult and c.id not in used]
-            rng.shuffle(pool)
-            ids = pool[:n_under] + [top]
-            used.update(ids)
-            for cid in ids[:-1]:
+            *under_ids, top = ids
+            for cid in under_ids:
                 a = card_angle(rng, rotation, seat, tw0.angle)
                 x, y = place_at_side(rng, seat, tw0, d.card_mm, a)
                 stacks[seat].append(table.placed(cid, x, y, a))
@@ -1298,11 +1310,7 @@ def render_randomised(seed: int, deck: int | str, size: tuple[int, int] = DEFAUL
     tw = tw0.moved(tw0.x + dx, tw0.y + dy)
     stacks = {seat: [c.moved(c.x + dx, c.y + dy) for c in stack] for seat, stack in stacks.items()}
 
-    cards: list[Placed] = [tw] if present else []
-    for seat in SEATS:
-        cards.extend(stacks[seat][:-1])
-    for seat in SEATS:
-        cards.extend(stacks[seat][-1:])
+    cards = _lowest_first(tw, stacks, present)
     loose = 0
     if not present:  # no Twilight card: a few cards lie about anyway (none of them counts)
         loose = rng.randrange(LOOSE_CARDS_MAX + 1)
@@ -1310,21 +1318,7 @@ def render_randomised(seed: int, deck: int | str, size: tuple[int, int] = DEFAUL
             cards.append(table.placed(cid, rng.uniform(-0.4, 0.4) * w / s,
                                       rng.uniform(-0.4, 0.4) * h / s, rng.uniform(0, 360)))
 
-    want_hand = options.get("hand")
-    if want_hand is None:
-        want_hand = rng.random() < 0.4
-    arm = None
-    if want_hand:
-        seat_opt = options.get("hand_seat")
-        hand_seat = Seat.parse(seat_opt) if isinstance(seat_opt, str) else (
-            seat_opt or rng.choice(SEATS))
-        target = options.get("hand_target")
-        if target is None:
-            ddx, ddy = SEAT_DIRECTION[hand_seat]
-            reach = rng.uniform(60, 200)
-            target = (tw.x + ddx * reach + rng.uniform(-80, 80) * (1 - abs(ddx)),
-                      tw.y + ddy * reach + rng.uniform(-60, 60) * (1 - abs(ddy)))
-        arm = random_arm(rng, hand_seat, (float(target[0]), float(target[1])), table)
+    arm = _scene_arm(rng, options, tw, table, hand_p=0.4)
     shadow_arm = None
     want_shadow = options.get("arm_shadow")
     if want_shadow is None:
