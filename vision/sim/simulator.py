@@ -212,23 +212,23 @@ def _noise_buffer(size: tuple[int, int]) -> np.ndarray:
     return out
 
 
-@functools.lru_cache(maxsize=8)
-def _glare_spot(radius: int) -> np.ndarray:
-    """A soft white spot (uint8, 3 channels) of the given radius."""
+@functools.lru_cache(maxsize=16)
+def _soft_spot(radius: int, spread: float) -> np.ndarray:
+    """A soft white spot (uint8, 3 channels) of the given radius: a Gaussian of sigma
+    ``radius / spread``."""
     n = 2 * radius + 1
-    g = cv2.getGaussianKernel(n, radius / 2.2)
+    g = cv2.getGaussianKernel(n, radius / spread)
     spot = (g @ g.T) / (g.max() ** 2) * 255
     out = np.repeat(spot[..., None], 3, axis=2).astype(np.uint8)
     out.setflags(write=False)
     return out
 
 
-def add_glare(img: np.ndarray, centre: tuple[float, float], radius: int,
+def _add_spot(img: np.ndarray, spot: np.ndarray, centre: tuple[float, float], radius: int,
               strength: float) -> None:
-    """A lamp's reflection: the soft white spot of *radius* px added to *img* (BGR
-    uint8, in place, saturating) at *centre*, times *strength* (0..1)."""
+    """Add ``spot`` (of ``radius``) times ``strength`` to ``img`` at ``centre``, in
+    place, saturating, clipped to the image."""
     h, w = img.shape[:2]
-    spot = _glare_spot(radius)
     x0, y0 = int(centre[0]) - radius, int(centre[1]) - radius
     sx0, sy0 = max(0, -x0), max(0, -y0)
     x0c, y0c = max(0, x0), max(0, y0)
@@ -237,6 +237,13 @@ def add_glare(img: np.ndarray, centre: tuple[float, float], radius: int,
         roi = img[y0c:y1c, x0c:x1c]
         part = spot[sy0:sy0 + (y1c - y0c), sx0:sx0 + (x1c - x0c)]
         cv2.addWeighted(roi, 1.0, part, strength, 0, dst=roi)
+
+
+def add_glare(img: np.ndarray, centre: tuple[float, float], radius: int,
+              strength: float) -> None:
+    """A lamp's reflection: the soft white spot of *radius* px added to *img* (BGR
+    uint8, in place, saturating) at *centre*, times *strength* (0..1)."""
+    _add_spot(img, _soft_spot(radius, 2.2), centre, radius, strength)
 
 
 @functools.lru_cache(maxsize=64)
@@ -1089,30 +1096,10 @@ def random_effects(rng: random.Random, size: tuple[int, int], light: str,
     return fx, {**factors, "_sheen": sheen}
 
 
-@functools.lru_cache(maxsize=8)
-def _sheen_spot(radius: int) -> np.ndarray:
-    """A broad soft white spot fading to nothing at ``radius`` (uint8, 3 channels)."""
-    n = 2 * radius + 1
-    g = cv2.getGaussianKernel(n, radius / 3.5)
-    spot = (g @ g.T) / (g.max() ** 2) * 255
-    out = np.repeat(spot[..., None], 3, axis=2).astype(np.uint8)
-    out.setflags(write=False)
-    return out
-
-
 def add_sheen(img: np.ndarray, centre: tuple[float, float], radius: int,
               strength: float) -> None:
     """A glossy cloth's broad sheen: like :func:`add_glare`, softer and without a rim."""
-    h, w = img.shape[:2]
-    spot = _sheen_spot(radius)
-    x0, y0 = int(centre[0]) - radius, int(centre[1]) - radius
-    sx0, sy0 = max(0, -x0), max(0, -y0)
-    x0c, y0c = max(0, x0), max(0, y0)
-    x1c, y1c = min(w, x0 + spot.shape[1]), min(h, y0 + spot.shape[0])
-    if x1c > x0c and y1c > y0c:
-        roi = img[y0c:y1c, x0c:x1c]
-        part = spot[sy0:sy0 + (y1c - y0c), sx0:sx0 + (x1c - x0c)]
-        cv2.addWeighted(roi, 1.0, part, strength, 0, dst=roi)
+    _add_spot(img, _soft_spot(radius, 3.5), centre, radius, strength)
 
 
 class _RandomTable(Table):
