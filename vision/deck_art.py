@@ -76,12 +76,16 @@ _WHITE_PALETTE: dict[str, Colour] = {k: (255, 255, 255) for k in
 SHRINE_INDEX = {"altar": "x1", "temple": "x2", "obelisk": "x3"}
 
 
-class _Canvas:
-    """A BGR image addressed in millimetres."""
+class Canvas:
+    """A BGR image of ``size_mm`` (a card, unless told) addressed in millimetres."""
 
-    def __init__(self, px_per_mm: float, background: Colour) -> None:
+    #: Smallest circle radius drawn, in sixteenths of a pixel.
+    min_radius16 = 0
+
+    def __init__(self, px_per_mm: float, background: Colour,
+                 size_mm: tuple[float, float] = CARD_MM) -> None:
         self.s = px_per_mm
-        w, h = CARD_MM
+        w, h = size_mm
         self.img = np.empty((round(h * px_per_mm), round(w * px_per_mm), 3), np.uint8)
         self.img[:] = background
 
@@ -103,8 +107,8 @@ class _Canvas:
     def circle(self, c: Point, r: float, colour: Colour, width_mm: float = -1) -> None:
         centre = tuple(int(v) for v in self.px([c])[0])
         thickness = -1 if width_mm < 0 else max(1, round(width_mm * self.s))
-        cv2.circle(self.img, centre, round(r * self.s * 16), colour, thickness, cv2.LINE_AA,
-                   shift=4)
+        cv2.circle(self.img, centre, max(self.min_radius16, round(r * self.s * 16)), colour,
+                   thickness, cv2.LINE_AA, shift=4)
 
     def line(self, a: Point, b: Point, colour: Colour, width_mm: float) -> None:
         pa, pb = self.px([a, b])
@@ -112,11 +116,14 @@ class _Canvas:
                  max(1, round(width_mm * self.s)), cv2.LINE_AA, shift=4)
 
     def text(self, text: str, centre: Point, height_mm: float, colour: Colour, font: int,
-             weight: float = 0.12) -> None:
-        """Text centred at ``centre`` with cap height ``height_mm``; stroke ``weight`` x height."""
+             weight: float = 0.12, max_width_mm: float | None = None) -> None:
+        """Text centred at ``centre`` with cap height ``height_mm``; stroke ``weight`` x height;
+        narrowed to ``max_width_mm`` if wider."""
         thickness = max(1, round(height_mm * weight * self.s))
         (tw, th), _ = cv2.getTextSize(text, font, 1.0, thickness)
         scale = height_mm * self.s / max(th, 1)
+        if max_width_mm is not None and tw * scale > max_width_mm * self.s:
+            scale = max_width_mm * self.s / max(tw, 1)
         (tw, th), _ = cv2.getTextSize(text, font, scale, thickness)
         x = centre[0] * self.s - tw / 2
         y = centre[1] * self.s + th / 2
@@ -146,7 +153,7 @@ def _drop(n: int = 40, m: float = 1.6) -> list[Point]:
     return pts
 
 
-def _sun_emblem(c: _Canvas, centre: Point, r: float, colour: Colour, rays: int = 12) -> None:
+def _sun_emblem(c: Canvas, centre: Point, r: float, colour: Colour, rays: int = 12) -> None:
     cx, cy = centre
     c.circle(centre, r * 0.55, colour)
     for i in range(rays):
@@ -177,18 +184,18 @@ def _crescent_points(centre: Point, r: float, n: int = 48) -> list[Point]:
     return pts
 
 
-def _moon_emblem(c: _Canvas, centre: Point, r: float, colour: Colour) -> None:
+def _moon_emblem(c: Canvas, centre: Point, r: float, colour: Colour) -> None:
     c.poly(_crescent_points(centre, r), colour)
 
 
-def _cult_emblem(c: _Canvas, cult: Cult, centre: Point, r: float, colour: Colour) -> None:
+def _cult_emblem(c: Canvas, cult: Cult, centre: Point, r: float, colour: Colour) -> None:
     if cult is Cult.SUN:
         _sun_emblem(c, centre, r, colour)
     else:
         _moon_emblem(c, centre, r, colour)
 
 
-def _shrine(c: _Canvas, name: str, box: tuple[float, float, float, float], colour: Colour,
+def _shrine(c: Canvas, name: str, box: tuple[float, float, float, float], colour: Colour,
             outline: Colour | None = None) -> None:
     """Shrine silhouettes: obelisk tall and narrow, temple with pediment and columns,
     altar low and wide with a flame on it."""
@@ -217,7 +224,7 @@ def _shrine(c: _Canvas, name: str, box: tuple[float, float, float, float], colou
             c.polyline(pts, outline, 0.7)
 
 
-def _figure(c: _Canvas, name: str, box: tuple[float, float, float, float], colour: Colour,
+def _figure(c: Canvas, name: str, box: tuple[float, float, float, float], colour: Colour,
             style: int) -> None:
     """A robed cleric; headgear grows with rank (novice bare-headed, hierarch tiara)."""
     robe = [(0.5, 0.36), (0.78, 0.5), (0.9, 1.0), (0.1, 1.0), (0.22, 0.5)]
@@ -247,7 +254,7 @@ def _figure(c: _Canvas, name: str, box: tuple[float, float, float, float], colou
         c.circle((x0 + 0.86 * w, y0 + 0.12 * h), 0.05 * w, colour)
 
 
-def _flames(c: _Canvas, box: tuple[float, float, float, float], colour: Colour) -> None:
+def _flames(c: Canvas, box: tuple[float, float, float, float], colour: Colour) -> None:
     for u0, v0, u1, v1 in ((0.0, 0.35, 0.4, 1.0), (0.6, 0.35, 1.0, 1.0), (0.2, 0.0, 0.8, 1.0)):
         c.poly(_map(_map(_drop(), (u0, v0, u1, v1)), box), colour)
 
@@ -257,7 +264,7 @@ _FRAME_MM = 4.0
 _PANEL = (_FRAME_MM, _FRAME_MM, CARD_MM[0] - _FRAME_MM, CARD_MM[1] - _FRAME_MM)
 
 
-def _frame_edge(c: _Canvas, cult: Cult, colour: Colour) -> None:
+def _frame_edge(c: Canvas, cult: Cult, colour: Colour) -> None:
     """The cult's shape cue along the inside of the frame: teeth (sun) or scallops (moon)."""
     x0, y0, x1, y1 = _PANEL
     step = 4.0
@@ -286,7 +293,7 @@ def _index_label(card: Card) -> str:
     return "P"
 
 
-def _corner_index(c: _Canvas, card: Card, style: int, pal: dict[str, Colour],
+def _corner_index(c: Canvas, card: Card, style: int, pal: dict[str, Colour],
                   corner: Point) -> None:
     """One corner index: the rank label over the cult emblem, top-left origin ``corner``."""
     font = _FONT[style]
@@ -313,7 +320,7 @@ def _corner_index(c: _Canvas, card: Card, style: int, pal: dict[str, Colour],
     _cult_emblem(c, card.cult, (x + width / 2, y + h + 3.0 + em_r), em_r, pal["accent"])
 
 
-def _panel_base(c: _Canvas, card: Card, style: int, pal: dict[str, Colour]) -> None:
+def _panel_base(c: Canvas, card: Card, style: int, pal: dict[str, Colour]) -> None:
     x0, y0, x1, y1 = _PANEL
     if style == 0:
         c.rect(x0, y0, x1, y1, pal["face"])
@@ -333,7 +340,7 @@ def _panel_base(c: _Canvas, card: Card, style: int, pal: dict[str, Colour]) -> N
                     _moon_emblem(c, (cx, cy), 1.8, pal["face"])
 
 
-def _centre_symbol(c: _Canvas, card: Card, style: int, pal: dict[str, Colour]) -> None:
+def _centre_symbol(c: Canvas, card: Card, style: int, pal: dict[str, Colour]) -> None:
     font = _FONT[style]
     ink = pal["ink"]
     cx = CARD_MM[0] / 2
@@ -410,20 +417,30 @@ def _name_text(card: Card) -> str:
     return card.name.replace("-", " ").upper()
 
 
-def _round_corners(img: np.ndarray, px_per_mm: float) -> np.ndarray:
-    r = max(1, round(CORNER_RADIUS_MM * px_per_mm))
-    h, w = img.shape[:2]
+def rounded_mask(w: int, h: int, r: int) -> np.ndarray:
+    """A ``w`` x ``h`` px rectangle with corners rounded to radius ``r`` px, as a
+    uint8 mask (255 inside, anti-aliased at the corners)."""
     mask = np.zeros((h, w), np.uint8)
     cv2.rectangle(mask, (r, 0), (w - 1 - r, h - 1), 255, -1)
     cv2.rectangle(mask, (0, r), (w - 1, h - 1 - r), 255, -1)
     for x, y in ((r, r), (w - 1 - r, r), (r, h - 1 - r), (w - 1 - r, h - 1 - r)):
         cv2.circle(mask, (x, y), r, 255, -1, cv2.LINE_AA)
-    alpha = mask.astype(np.float32)[..., None] / 255.0
-    out = img.astype(np.float32) * alpha + np.float32(_OUTSIDE) * (1 - alpha)
+    return mask
+
+
+def round_corners(img: np.ndarray, r: int, outside: Colour) -> np.ndarray:
+    """``img`` with its corners rounded to radius ``r`` px, ``outside`` beyond them."""
+    h, w = img.shape[:2]
+    alpha = rounded_mask(w, h, r).astype(np.float32)[..., None] / 255.0
+    out = img.astype(np.float32) * alpha + np.float32(outside) * (1 - alpha)
     return out.round().astype(np.uint8)
 
 
-def _draw_face(c: _Canvas, card: Card, style: int) -> None:
+def _round_corners(img: np.ndarray, px_per_mm: float) -> np.ndarray:
+    return round_corners(img, max(1, round(CORNER_RADIUS_MM * px_per_mm)), _OUTSIDE)
+
+
+def _draw_face(c: Canvas, card: Card, style: int) -> None:
     pal = _PALETTE[style][card.cult.value]
     _panel_base(c, card, style, pal)
     _centre_symbol(c, card, style, pal)
@@ -433,7 +450,7 @@ def _draw_face(c: _Canvas, card: Card, style: int) -> None:
     font = _FONT[style]
     name = _name_text(card)
 
-    def top_half(layer: _Canvas, p: dict[str, Colour]) -> None:
+    def top_half(layer: Canvas, p: dict[str, Colour]) -> None:
         for corner in corners:
             _corner_index(layer, card, style, p, corner)
         if style == 0:
@@ -444,12 +461,12 @@ def _draw_face(c: _Canvas, card: Card, style: int) -> None:
     _both_ways(c, top_half, pal)
 
 
-def _both_ways(c: _Canvas, draw: Callable[[_Canvas, dict[str, Colour]], None],
+def _both_ways(c: Canvas, draw: Callable[[Canvas, dict[str, Colour]], None],
                pal: dict[str, Colour]) -> None:
     """Draw ``draw`` upright and turned by 180 degrees, so the card reads both ways up."""
-    layer = _Canvas(c.s, (0, 0, 0))
+    layer = Canvas(c.s, (0, 0, 0))
     draw(layer, pal)
-    mask = _Canvas(c.s, (0, 0, 0))
+    mask = Canvas(c.s, (0, 0, 0))
     draw(mask, _WHITE_PALETTE)
     a = mask.img[..., 0].astype(np.float32) * np.float32(1 / 255)
     img = c.img
@@ -459,7 +476,7 @@ def _both_ways(c: _Canvas, draw: Callable[[_Canvas, dict[str, Colour]], None],
     c.img = img
 
 
-def _draw_back(c: _Canvas, cult: Cult, style: int) -> None:
+def _draw_back(c: Canvas, cult: Cult, style: int) -> None:
     pal = _PALETTE[style][cult.value]
     w, h = CARD_MM
     c.rect(0, 0, w, h, pal["back"])
@@ -499,7 +516,7 @@ def _draw_back(c: _Canvas, cult: Cult, style: int) -> None:
         _cult_emblem(c, cult, (cx, cy), 8.0, pal["back_ink"])
 
 
-def _draw_twilight(c: _Canvas, style: int) -> None:
+def _draw_twilight(c: Canvas, style: int) -> None:
     """Moon triangles at the top and bottom edges, sun triangles at the left and right."""
     w, h = CARD_MM
     cx, cy = w / 2, h / 2
@@ -523,7 +540,7 @@ def _draw_twilight(c: _Canvas, style: int) -> None:
     _moon_emblem(c, (cx - 0.8, cy + 3.5), 3.2, moon_fill)
     font = _FONT[style]
 
-    def label(layer: _Canvas, p: dict[str, Colour]) -> None:
+    def label(layer: Canvas, p: dict[str, Colour]) -> None:
         layer.text("TWILIGHT", (cx, b + 21.0), 3.0, p["back_ink"], font)
 
     _both_ways(c, label, moon)
@@ -534,15 +551,15 @@ def _render_uncached(card_id: str, style: int, px_per_mm: float,
     scale = max(1.0, math.ceil(_SUPERSAMPLE_MIN_PX_PER_MM / px_per_mm))
     s = px_per_mm * scale
     if card_id == TWILIGHT_ID:
-        c = _Canvas(s, (235, 235, 235))
+        c = Canvas(s, (235, 235, 235))
         _draw_twilight(c, style)
     elif card_id in BACK_IDS:
         cult = Cult.parse(card_id.split("-")[0])
-        c = _Canvas(s, _PALETTE[style][cult.value]["back"])
+        c = Canvas(s, _PALETTE[style][cult.value]["back"])
         _draw_back(c, cult, style)
     else:
         card = Card.parse(card_id)
-        c = _Canvas(s, _PALETTE[style][card.cult.value]["frame"])
+        c = Canvas(s, _PALETTE[style][card.cult.value]["frame"])
         _draw_face(c, card, style)
     img = _round_corners(c.img, s) if rounded else c.img
     if scale > 1:

@@ -31,6 +31,7 @@ import cv2
 import numpy as np
 
 from companion.core.cards import BACK_IDS, CARD_IDS, CLERIC_NUMERALS, TWILIGHT_ID, Card, Cult, Kind
+from vision.deck_art import CARD_MM, CORNER_RADIUS_MM, Canvas, render_card, round_corners
 
 #: Every id a deck has an image for: 28 cards, the Twilight card, both backs.
 DECK_IDS: tuple[str, ...] = (*CARD_IDS, TWILIGHT_ID, *BACK_IDS)
@@ -104,8 +105,6 @@ def sim_deck(deck: DeckName) -> SimDeck:
     key = _key(deck)
     style = style_of(key)
     if style is not None:
-        from vision.deck_art import CARD_MM, CORNER_RADIUS_MM
-
         size = (float(CARD_MM[0]), float(CARD_MM[1]))
         return SimDeck(key, style, size, size, CORNER_RADIUS_MM)
     design = _design(int(key))
@@ -116,8 +115,6 @@ def sim_deck(deck: DeckName) -> SimDeck:
 def _art(name: str | int, card_id: str, px_per_mm: float) -> np.ndarray:
     deck = sim_deck(name)
     if deck.style is not None:
-        from vision.deck_art import render_card
-
         return render_card(card_id, deck.style, px_per_mm)
     src = _procedural_cached(int(name))[card_id]
     w, h = deck.size_mm(card_id)
@@ -135,8 +132,6 @@ def deck_images(deck: DeckName) -> dict[str, np.ndarray]:
     key = _key(deck)
     style = style_of(key)
     if style is not None:
-        from vision.deck_art import render_card
-
         return {cid: render_card(cid, style) for cid in DECK_IDS}  # as taught before
     return dict(_procedural_cached(int(key)))
 
@@ -271,51 +266,15 @@ def _design(seed: int) -> _Design:
 
 
 # -- drawing ----------------------------------------------------------------------------------
-class _Canvas:
-    """A BGR image of ``size_mm`` addressed in millimetres."""
+class _Canvas(Canvas):
+    """A BGR image of ``size_mm`` addressed in millimetres (circles at least a
+    sixteenth of a pixel)."""
+
+    min_radius16 = 1
 
     def __init__(self, size_mm: tuple[float, float], s: float, background: Colour) -> None:
-        self.s = s
+        super().__init__(s, background, size_mm)
         self.w, self.h = size_mm
-        self.img = np.empty((round(self.h * s), round(self.w * s), 3), np.uint8)
-        self.img[:] = background
-
-    def px(self, pts: list[Point] | np.ndarray) -> np.ndarray:
-        return (np.asarray(pts, np.float64) * self.s * 16).round().astype(np.int32)
-
-    def poly(self, pts, colour: Colour) -> None:
-        cv2.fillPoly(self.img, [self.px(pts)], colour, cv2.LINE_AA, shift=4)
-
-    def polyline(self, pts, colour: Colour, width_mm: float, closed: bool = True) -> None:
-        cv2.polylines(self.img, [self.px(pts)], closed, colour,
-                      max(1, round(width_mm * self.s)), cv2.LINE_AA, shift=4)
-
-    def rect(self, x0: float, y0: float, x1: float, y1: float, colour: Colour) -> None:
-        self.poly([(x0, y0), (x1, y0), (x1, y1), (x0, y1)], colour)
-
-    def circle(self, c: Point, r: float, colour: Colour, width_mm: float = -1) -> None:
-        centre = tuple(int(v) for v in self.px([c])[0])
-        thickness = -1 if width_mm < 0 else max(1, round(width_mm * self.s))
-        cv2.circle(self.img, centre, max(1, round(r * self.s * 16)), colour, thickness,
-                   cv2.LINE_AA, shift=4)
-
-    def line(self, a: Point, b: Point, colour: Colour, width_mm: float) -> None:
-        pa, pb = self.px([a, b])
-        cv2.line(self.img, tuple(int(v) for v in pa), tuple(int(v) for v in pb), colour,
-                 max(1, round(width_mm * self.s)), cv2.LINE_AA, shift=4)
-
-    def text(self, text: str, centre: Point, height_mm: float, colour: Colour, font: int,
-             weight: float = 0.12, max_width_mm: float | None = None) -> None:
-        thickness = max(1, round(height_mm * weight * self.s))
-        (tw, th), _ = cv2.getTextSize(text, font, 1.0, thickness)
-        scale = height_mm * self.s / max(th, 1)
-        if max_width_mm is not None and tw * scale > max_width_mm * self.s:
-            scale = max_width_mm * self.s / max(tw, 1)
-        (tw, th), _ = cv2.getTextSize(text, font, scale, thickness)
-        x = centre[0] * self.s - tw / 2
-        y = centre[1] * self.s + th / 2
-        cv2.putText(self.img, text, (round(x), round(y)), font, scale, colour, thickness,
-                    cv2.LINE_AA)
 
     def turned(self) -> None:
         """Turn the drawing by 180 degrees (draw, turn, draw again: reads both ways)."""
@@ -628,15 +587,7 @@ def _draw_twilight(c: _Canvas, d: _Design) -> None:
 
 def _round_corners(img: np.ndarray, r_px: int, outside: Colour) -> np.ndarray:
     h, w = img.shape[:2]
-    r = max(1, min(r_px, min(h, w) // 3))
-    mask = np.zeros((h, w), np.uint8)
-    cv2.rectangle(mask, (r, 0), (w - 1 - r, h - 1), 255, -1)
-    cv2.rectangle(mask, (0, r), (w - 1, h - 1 - r), 255, -1)
-    for x, y in ((r, r), (w - 1 - r, r), (r, h - 1 - r), (w - 1 - r, h - 1 - r)):
-        cv2.circle(mask, (x, y), r, 255, -1, cv2.LINE_AA)
-    alpha = mask.astype(np.float32)[..., None] / 255.0
-    out = img.astype(np.float32) * alpha + np.float32(outside) * (1 - alpha)
-    return out.round().astype(np.uint8)
+    return round_corners(img, max(1, min(r_px, min(h, w) // 3)), outside)
 
 
 def procedural_images(seed: int, px_per_mm: float = IMAGE_PX_PER_MM

@@ -31,7 +31,7 @@ import cv2
 import numpy as np
 
 from companion.core.cards import CARD_IDS, CARDS, SEATS, Card, Cult, Seat
-from vision.deck_art import ALL_IDS, CARD_MM, STYLES, render_card
+from vision.deck_art import ALL_IDS, CARD_MM, STYLES, render_card, rounded_mask
 from vision.sim.decks import sim_deck
 
 #: Default image size (width, height).
@@ -251,12 +251,7 @@ def _card_alpha(w: int, h: int, r: int) -> np.ndarray:
     """A card's rounded outline (uint8 0..255) of ``w`` x ``h`` px with corner radius
     ``r`` px, with one transparent pixel round it so a warp fades the outline instead
     of cutting it."""
-    r = max(1, min(r, min(w, h) // 3))
-    m = np.zeros((h, w), np.uint8)
-    cv2.rectangle(m, (r, 0), (w - 1 - r, h - 1), 255, -1)
-    cv2.rectangle(m, (0, r), (w - 1, h - 1 - r), 255, -1)
-    for x, y in ((r, r), (w - 1 - r, r), (r, h - 1 - r), (w - 1 - r, h - 1 - r)):
-        cv2.circle(m, (x, y), r, 255, -1, cv2.LINE_AA)
+    m = rounded_mask(w, h, max(1, min(r, min(w, h) // 3)))
     return cv2.copyMakeBorder(m, 1, 1, 1, 1, cv2.BORDER_CONSTANT, value=0)
 
 
