@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import cv2
 import numpy as np
@@ -33,6 +34,16 @@ def art_difference(patch: np.ndarray, card_id: str, style: int) -> float:
     art = render_card(card_id, style, CHECK_PX_PER_MM).astype(np.float32)
     m = 3  # leave out the rounded corners and the anti-aliased rim
     return float(np.abs(patch[m:-m, m:-m].astype(np.float32) - art[m:-m, m:-m]).mean())
+
+
+def assert_reads_as(card_id: str, patch: np.ndarray,
+                    difference: Callable[[np.ndarray, str], float], where: object) -> None:
+    """``patch`` (an upright card) differs least from ``card_id`` of all the cards of
+    its cult, and little."""
+    cult = Card.parse(card_id).cult
+    scores = {cid: difference(patch, cid) for cid in CARD_IDS if Card.parse(cid).cult is cult}
+    assert min(scores, key=scores.get) == card_id, (where, card_id, scores[card_id])
+    assert scores[card_id] < 25
 
 
 def test_truth_has_the_c6_form_and_obeys_r3() -> None:
@@ -94,12 +105,8 @@ def test_the_named_card_is_the_one_in_the_pixels(seed: int) -> None:
         quad = scene.side_quads[seat]
         if card_id is None:
             continue
-        patch = unwarp(scene.image, quad)
-        cult = Card.parse(card_id).cult
-        scores = {cid: art_difference(patch, cid, style) for cid in CARD_IDS
-                  if Card.parse(cid).cult is cult}
-        assert min(scores, key=scores.get) == card_id, (seat, card_id, scores[card_id])
-        assert scores[card_id] < 25
+        assert_reads_as(card_id, unwarp(scene.image, quad),
+                        lambda patch, cid: art_difference(patch, cid, style), seat)
         named += 1
     assert named >= 1
     assert scene.twilight_quad is not None
@@ -251,12 +258,8 @@ def test_randomised_truth_matches_the_drawing_with_a_square_twilight_and_45_degr
         assert abs(abs(math.degrees(math.atan2(edge[1], edge[0]))) - 45) < 4
         v = centre(quad) - c
         assert seat_of_direction(*v) is seat
-        patch = deck_unwarp(scene.image, quad, d.card_mm)
-        cult = Card.parse(card_id).cult
-        scores = {cid: deck_difference(patch, deck, cid) for cid in CARD_IDS
-                  if Card.parse(cid).cult is cult}
-        assert min(scores, key=scores.get) == card_id, (seat, card_id, scores[card_id])
-        assert scores[card_id] < 25
+        assert_reads_as(card_id, deck_unwarp(scene.image, quad, d.card_mm),
+                        lambda patch, cid: deck_difference(patch, deck, cid), seat)
         named += 1
     assert named >= 1
 
