@@ -58,7 +58,8 @@ from typing import Any
 import cv2
 import numpy as np
 
-from companion.core.cards import SEATS, Seat
+from companion.core.cards import SEATS, Card, Seat, UnknownName
+from companion.core.rules import Hand
 from vision.locate import zone_outline
 from vision.profile import CARD_MM
 
@@ -175,8 +176,11 @@ MOVED_PX = 6.0
 
 @dataclass(frozen=True)
 class Expectation:
-    """What the rules expect next (R3): the seat on turn (None: any seat may lead)
-    and the cards already played this hand."""
+    """What the rules expect next (R3): the seat on turn (None: any seat may lead),
+    the cards already played this hand, and the rules core's hand (``hand``), which
+    alone decides what may be laid where (:meth:`legal`). Built from a game-log
+    snapshot by :meth:`from_snapshot`; made directly (tests), ``hand`` is a fresh
+    hand led by ``next_seat``."""
 
     next_seat: str | None
     played: frozenset[str] = frozenset()
@@ -185,31 +189,83 @@ class Expectation:
     #: the hand is over: ``played`` are the cards still lying near the Twilight card
     #: (being cleared away); the next hand may lead any card, one of those too
     clearing: bool = False
+    #: open gaps of the hand: (seat, index from 1) of plays laid but not named yet
+    gaps: tuple[tuple[str, int], ...] = ()
+    #: cards that could fill each open gap (index -> card ids), from the rules core
+    gap_choices: Mapping[int, frozenset[str]] = field(default_factory=dict, compare=False)
+    hand: Hand | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.hand is None:
+            moon = tuple(Seat.parse(s) for s in self.moon_seats)
+            leader = Seat.parse(self.next_seat) if self.next_seat else None
+            object.__setattr__(self, "hand", Hand(moon, leader))
 
     @classmethod
     def from_snapshot(cls, snap: Mapping[str, Any]) -> Expectation:
         hand = snap["hand"]
+        cached = _EXPECT_CACHE.get("last")
+        if cached is not None and cached[0] is hand:
+            return cached[1]
+        expect = cls._from_hand_view(hand)
+        _EXPECT_CACHE["last"] = (hand, expect)
+        return expect
+
+    @classmethod
+    def _from_hand_view(cls, hand: Mapping[str, Any]) -> Expectation:
         if hand["complete"]:
             # Until the next hand's first card, the cards still near the Twilight card
             # (the last trick, tricks left lying) are being cleared away, not laid.
             nxt = hand.get("next_hand") or {}
-            near = {p["card"] for p in hand["tricks"][-1]["plays"]} | set(hand["neutral"])
-            return cls(None, frozenset(near), tuple(nxt.get("moon_seats") or hand["moon_seats"]),
-                       clearing=True)
-        played = frozenset(p["card"] for p in hand["plays"])
+            near = {p["card"] for p in hand["tricks"][-1]["plays"] if p["card"]}
+            near |= set(hand["neutral"])
+            moon = tuple(nxt.get("moon_seats") or hand["moon_seats"])
+            return cls(None, frozenset(near), moon, clearing=True,  # type: ignore[arg-type]
+                       hand=Hand(tuple(Seat.parse(s) for s in moon)))
+        played = frozenset(p["card"] for p in hand["plays"] if p["card"])
         moon = tuple(hand["moon_seats"])
-        if not hand["plays"] and not hand.get("leader_fixed"):
-            return cls(None, played, moon)  # the first card tells who leads (C7)
+        seats = tuple(Seat.parse(s) for s in moon)
+        fixed = bool(hand.get("leader_fixed"))
+        if not hand["plays"] and not fixed:
+            # the first card tells who leads (C7)
+            return cls(None, played, moon, hand=Hand(seats))  # type: ignore[arg-type]
+        leader = (hand["tricks"][0]["leader"] if hand["tricks"]
+                  else hand["next"]["seat"] if hand["next"] else None)
+        rules = Hand(seats, Seat.parse(leader) if leader else None)
+        for p in hand["plays"]:
+            if p["card"] is None:
+                rules.play_gap(Seat.parse(p["seat"]))
+            else:
+                rules.play(Seat.parse(p["seat"]), Card.parse(p["card"]))
+        gaps = tuple((g["seat"], g["index"]) for g in hand.get("gaps") or ())
+        choices = {g["index"]: frozenset(g["choices"]) for g in hand.get("gaps") or ()}
         seat = hand["next"]["seat"] if hand["next"] else None
-        return cls(seat, played, moon, bool(hand.get("leader_fixed")))
+        return cls(seat, played, moon, fixed, gaps=gaps,  # type: ignore[arg-type]
+                   gap_choices=choices, hand=rules)
 
     def cult(self, seat: str) -> str:
-        return "moon" if seat in self.moon_seats else "sun"
+        assert self.hand is not None
+        return self.hand.cult_of(Seat.parse(seat)).value
 
     def legal(self, seat: str, card: str) -> bool:
-        return card.startswith(self.cult(seat) + "-") and (
-            self.clearing or card not in self.played) and (
-            self.next_seat is None or seat == self.next_seat)
+        """Whether the rules core accepts *card* at *seat* now (R3, R9)."""
+        assert self.hand is not None
+        try:
+            where, what = Seat.parse(seat), Card.parse(card)
+        except UnknownName:
+            return False
+        return self.hand.allows(where, what)
+
+    def fills(self, seat: str, card: str) -> int | None:
+        """The open gap at *seat* that *card* can fill (its index), if any."""
+        for gap_seat, index in self.gaps:
+            if gap_seat == seat and card in self.gap_choices.get(index, ()):
+                return index
+        return None
+
+
+#: The last snapshot's expectation (the tracker asks many times per snapshot).
+_EXPECT_CACHE: dict[str, tuple[Any, Expectation]] = {}
 
 
 def _doubts(reading: Any, votes: Mapping[str | None, int]) -> bool:

@@ -14,6 +14,9 @@ Event types and their data:
 ``setup``      {dealer, leader, soloist, names, moon_seats}: adjust the current
                hand before its first card (names at any time)
 ``play``       {seat, card, source, frame}
+``gap``        {seat, source, frame}: a card laid in turn at ``seat`` that nobody
+               could name yet (the camera could not read it); named later by
+               ``correct`` with its index
 ``undo``       {}: take back the last play (reopens the last hand if needed)
 ``correct``    {index, card}: replace play ``index`` (from 1) of the current hand
 ``refused``    {seat, card, message}: a card the rules refused waits for correction
@@ -34,7 +37,7 @@ from companion.core.records import RecordError, match_record, read_setup
 from companion.core.rules import Hand, RuleError
 
 EVENT_TYPES = (
-    "new_match", "new_hand", "setup", "play", "undo", "correct",
+    "new_match", "new_hand", "setup", "play", "gap", "undo", "correct",
     "refused", "dismiss", "goal", "mode", "setting",
 )
 SETTINGS = {"mirror": bool}
@@ -192,16 +195,30 @@ class Game:
         seat = _seat(data, "seat")
         if seat is None:
             raise GameError("a play needs a seat (C1)")
-        card = _card(data)
+        self._lay(seat, _card(data))
+
+    def _on_gap(self, data: dict[str, Any], ts: float) -> None:
+        seat = _seat(data, "seat")
+        if seat is None:
+            raise GameError("a gap needs a seat (C1)")
+        self._lay(seat, None)
+
+    def _lay(self, seat: Seat, card: Card | None) -> None:
+        """A card (``None``: a gap) laid at ``seat``, checked by the rules."""
+        def lay(hand: Hand) -> None:
+            if card is None:
+                hand.play_gap(seat)
+            else:
+                hand.play(seat, card)
+
         if self.hand_added:
             if self.match.over:
                 raise GameError("the match is over (R7): start a new match", "R7")
             # The first card after a finished hand starts the next one (C7).
             nxt = self.match.next_setup(self.setup)
-            trial = Hand(nxt.moon_seats, None, expected_leader=nxt.first_leader)
-            trial.play(seat, card)
+            lay(Hand(nxt.moon_seats, None, expected_leader=nxt.first_leader))
             self._begin(nxt)
-        self.hand.play(seat, card)
+        lay(self.hand)
         self.refused = None
         if self.hand.complete:
             first = self.hand.tricks[0].leader
@@ -281,12 +298,23 @@ class Game:
         played elsewhere in this hand. Every later play is re-checked on correction."""
         if not 1 <= index <= len(self.hand.plays):
             raise GameError(f"no play {index} in this hand")
-        play = self.hand.plays[index - 1]
-        others = {p.card for i, p in enumerate(self.hand.plays, 1) if i != index}
-        cult = self.hand.cult_of(play.seat)
-        from companion.core.cards import cards_of
+        return [c.id for c in self.hand.gap_choices(index)]
 
-        return [c.id for c in cards_of(cult) if c not in others]
+    def gaps_view(self) -> list[dict[str, Any]]:
+        """The open gaps of the current hand: index (from 1), seat, trick (from 1),
+        place in the trick (from 1) and the cards that can lie there."""
+        out: list[dict[str, Any]] = []
+        if not self.hand.provisional:
+            return out
+        number = {id(p): i for i, p in enumerate(self.hand.plays, 1)}
+        for trick_no, trick in enumerate(self.hand.tricks, 1):
+            for place, play in enumerate(trick.plays, 1):
+                if play.card is None:
+                    index = number[id(play)]
+                    out.append({"index": index, "seat": play.seat.value, "trick": trick_no,
+                                "place": place,
+                                "choices": [c.id for c in self.hand.gap_choices(index)]})
+        return out
 
     def hand_view(self) -> dict[str, Any]:
         out = self.hand.to_dict()
@@ -300,6 +328,7 @@ class Game:
             party.value: [c.name for c in self.hand.built_shrines(party)] for party in Cult
         }
         out["leader_fixed"] = self.fixed_leader
+        out["gaps"] = self.gaps_view()
         if self.hand_added and not self.match.over:
             out["next_hand"] = self.match.next_setup(self.setup).to_dict()
         else:

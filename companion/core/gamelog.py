@@ -356,6 +356,11 @@ class GameLog:
              frame: int | None = None) -> Snapshot:
         return self.append("play", seat=str(seat), card=str(card), source=source, frame=frame)
 
+    def gap(self, seat: Seat | str, *, source: str = "camera",
+            frame: int | None = None) -> Snapshot:
+        """A card laid in turn at ``seat`` that could not be named: an open gap."""
+        return self.append("gap", seat=str(seat), source=source, frame=frame)
+
     def undo(self, *, source: str = "web") -> Snapshot:
         return self.append("undo", source=source)
 

@@ -45,32 +45,40 @@ class IllegalPlay(RuleError):
 
 
 class Play:
-    """A card laid at a seat's side of the Twilight card (for that seat, R3)."""
+    """A card laid at a seat's side of the Twilight card (for that seat, R3).
+    ``card`` is ``None`` for a gap: a card laid there in turn that nobody has named
+    yet (the camera could not read it); it is named later with :meth:`Hand.replace`."""
 
     __slots__ = ("seat", "card")
 
-    def __init__(self, seat: Seat, card: Card) -> None:
+    def __init__(self, seat: Seat, card: Card | None) -> None:
         self.seat = seat
         self.card = card
+
+    @property
+    def gap(self) -> bool:
+        return self.card is None
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, Play) and self.seat is other.seat
                 and self.card is other.card)
 
     def __hash__(self) -> int:
-        return hash((self.seat.value, self.card.id))
+        return hash((self.seat.value, self.card.id if self.card else None))
 
     def __repr__(self) -> str:
         return f"Play(seat={self.seat!r}, card={self.card!r})"
 
-    def to_dict(self) -> dict[str, str]:
+    def to_dict(self) -> dict[str, Any]:
+        if self.card is None:
+            return {"seat": self.seat.value, "card": None, "gap": True}
         return {"seat": self.seat.value, "card": self.card.id}
 
 
 class Trick:
     """Up to four plays in clockwise order from ``leader``."""
 
-    __slots__ = ("leader", "plays", "taker", "lies")
+    __slots__ = ("leader", "plays", "taker", "lies", "open")
 
     def __init__(self, leader: Seat) -> None:
         self.leader = leader
@@ -79,6 +87,10 @@ class Trick:
         self.taker: Seat | None = None
         #: A complete trick with a purgatory in it is won by nobody and lies (R4).
         self.lies = False
+        #: A complete trick with a gap whose outcome is not known yet: nobody knows
+        #: who took it until the gap is named or the next trick's first card shows
+        #: who leads (its leader's card was the highest, R4).
+        self.open = False
 
     @property
     def complete(self) -> bool:
@@ -93,22 +105,27 @@ class Trick:
 
     @property
     def cards(self) -> list[Card]:
-        return [p.card for p in self.plays]
+        """The trick's named cards (a gap has none yet)."""
+        return [p.card for p in self.plays if p.card is not None]
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "leader": self.leader.value,
             "plays": [p.to_dict() for p in self.plays],
             "winner": self.winner.value if self.winner else None,
             "lies": self.lies,
         }
+        if self.open:
+            out["open"] = True
+        return out
 
 
 def highest(plays: Sequence[Play]) -> Play:
-    """The winning play of a trick: highest rank, first played among equals (R4)."""
+    """The winning play of a trick: highest rank, first played among equals (R4).
+    The plays must all be named (no gap)."""
     best = plays[0]
     for p in plays[1:]:
-        if p.card.rank > best.card.rank:
+        if p.card.rank > best.card.rank:  # type: ignore[union-attr]
             best = p
     return best
 
@@ -153,6 +170,9 @@ class Hand:
         self._lying: list[Trick] = []
         self._won: dict[Cult, list[Card]] = {Cult.SUN: [], Cult.MOON: []}
         self._on_turn: Seat | None = self.leader
+        #: the last trick was complete with a gap in it and is still open: the next
+        #: card may be laid at any seat, and tells who leads (R4)
+        self._open_last = False
 
     def cult_of(self, seat: Seat) -> Cult:
         """The cult a seat must have played (R3): the side of the Twilight card it faces."""
@@ -167,6 +187,8 @@ class Hand:
         """Who is on turn and the cult he must have played; ``None`` once complete."""
         if len(self.plays) == CARDS_PER_HAND:
             return None
+        if self.plays and self._on_turn is None:
+            return None  # after an open trick (a gap in it) whoever leads is not known
         seat = self._on_turn or self.expected_leader
         if seat is None:
             return None
@@ -217,6 +239,40 @@ class Hand:
     def played(self, card: Card) -> bool:
         return bool(self._played & card.bit)
 
+    @property
+    def gaps(self) -> list[int]:
+        """Indices (from 1) of the plays that are gaps, not named yet."""
+        return [i for i, p in enumerate(self.plays, 1) if p.card is None]
+
+    @property
+    def provisional(self) -> bool:
+        """While a gap is open the tricks and score are provisional."""
+        return any(p.card is None for p in self.plays)
+
+    def allows(self, seat: Seat, card: Card) -> bool:
+        """Whether the rules accept ``card`` at ``seat`` now (R3, R9): :meth:`check`
+        without the message."""
+        try:
+            self.check(seat, card)
+        except IllegalPlay:
+            return False
+        return True
+
+    def gap_choices(self, k: int) -> list[Card]:
+        """The cards that can be named for play ``k`` (from 1, a gap or a named card):
+        those with which every play of the hand is still legal (R3, R4, R9)."""
+        from companion.core.cards import cards_of
+
+        play = self.plays[k - 1]
+        out = []
+        for card in cards_of(self._cult[play.seat]):
+            try:
+                self._trial(k, card)
+            except IllegalPlay:
+                continue
+            out.append(card)
+        return out
+
     def possible_cards(self, seat: Seat) -> list[Card]:
         """Cards that could legally be laid at ``seat`` now if it were on turn."""
         from companion.core.cards import cards_of
@@ -227,6 +283,19 @@ class Hand:
     # -- changes ----------------------------------------------------------------------------
     def check(self, seat: Seat, card: Card) -> None:
         """Raise :class:`IllegalPlay` if ``card`` may not be laid at ``seat`` now (R3, R9)."""
+        self._check_turn(seat, card)
+        cult = self._cult[seat]
+        if card.cult is not cult:
+            raise IllegalPlay(
+                len(self.plays) + 1, seat, card,
+                f"{seat.value} sits at a {cult.value} side and must have a {cult.value} card played",
+                "R3",
+            )
+        if self._played & card.bit:
+            raise IllegalPlay(len(self.plays) + 1, seat, card,
+                              f"{card.id} was already played this hand", "R9")
+
+    def _check_turn(self, seat: Seat, card: Card | str) -> None:
         index = len(self.plays) + 1
         if index > CARDS_PER_HAND:
             raise IllegalPlay(index, seat, card, "the hand is over after seven tricks", "R9")
@@ -238,15 +307,6 @@ class Hand:
             else:
                 reason = f"{seat.value} is not on turn, {on_turn.value} is"
             raise IllegalPlay(index, seat, card, reason, "R3")
-        cult = self._cult[seat]
-        if card.cult is not cult:
-            raise IllegalPlay(
-                index, seat, card,
-                f"{seat.value} sits at a {cult.value} side and must have a {cult.value} card played",
-                "R3",
-            )
-        if self._played & card.bit:
-            raise IllegalPlay(index, seat, card, f"{card.id} was already played this hand", "R9")
 
     def play(self, seat: Seat, card: Card) -> None:
         """Lay ``card`` at ``seat``'s side. Raises :class:`IllegalPlay` and changes
@@ -261,22 +321,40 @@ class Hand:
             self.check(seat, card)  # raises, naming the play and the rule
         self._apply(Play(seat, card))
 
+    def play_gap(self, seat: Seat) -> None:
+        """A card was laid at ``seat`` in turn but nobody could name it: a gap (R3's
+        turn order holds; its cult, rank and souls wait for :meth:`replace`). Raises
+        :class:`IllegalPlay` when ``seat`` is not on turn or the hand is over."""
+        self._check_turn(seat, "unknown card")
+        self._apply(Play(seat, None))
+
     def _apply(self, play: Play) -> None:
         tricks = self.tricks
         if not tricks or len(tricks[-1].plays) == 4:
+            if self._open_last:
+                self._settle_open(tricks[-1], play.seat)
             tricks.append(Trick(play.seat))
         trick = tricks[-1]
         trick.plays.append(play)
         self.plays.append(play)
-        self._played |= play.card.bit
+        if play.card is not None:
+            self._played |= play.card.bit
         if len(trick.plays) < 4:
             self._on_turn = play.seat.left
             return
-        best = highest(trick.plays)
+        if any(p.card is None for p in trick.plays):
+            # who took it is not known: the next card, at any seat, shows who leads
+            trick.open = True
+            self._open_last = True
+            self._on_turn = None
+            return
+        self._finish(trick, highest(trick.plays))
+
+    def _finish(self, trick: Trick, best: Play) -> None:
         taker = best.seat
         trick.taker = taker
         # purgatory outranks everything, so the best card is one if there is one
-        trick.lies = best.card.kind is Kind.PURGATORY
+        trick.lies = best.card is not None and best.card.kind is Kind.PURGATORY
         if trick.lies:
             self._lying.append(trick)
         else:
@@ -286,6 +364,17 @@ class Hand:
             pile.extend(trick.cards)
             self._lying = []
         self._on_turn = taker
+
+    def _settle_open(self, trick: Trick, leader: Seat) -> None:
+        """The first card after an open trick is laid at ``leader``: that seat's card
+        was the trick's highest (R4). If it is named, the trick is settled by it
+        (provisionally: the gap is still to be named); if it is the gap, the trick's
+        cards stay out of every pile until the gap is named."""
+        self._open_last = False
+        best = next(p for p in trick.plays if p.seat is leader)
+        if best.card is not None:
+            trick.open = False
+            self._finish(trick, best)
 
     def undo(self) -> Play:
         """Take back the last play; the hand is exactly as before it. Raises
@@ -306,14 +395,22 @@ class Hand:
             raise RuleError(
                 f"no play {k} to correct: the hand has {len(self.plays)} plays", "R9"
             )
-        old = self.plays
-        new = list(old)
-        new[k - 1] = Play(old[k - 1].seat, card)
+        old = self.plays[k - 1]
+        self._take(self._trial(k, card))
+        return old
+
+    def _trial(self, k: int, card: Card) -> Hand:
+        """The hand with play ``k`` (from 1) named ``card``, every play checked again;
+        raises :class:`IllegalPlay` (this hand unchanged)."""
+        new = list(self.plays)
+        new[k - 1] = Play(new[k - 1].seat, card)
         trial = Hand(self.moon_seats, self.leader, expected_leader=self.expected_leader)
         for p in new:
-            trial.play(p.seat, p.card)
-        self._take(trial)
-        return old[k - 1]
+            if p.card is None:
+                trial.play_gap(p.seat)
+            else:
+                trial.play(p.seat, p.card)
+        return trial
 
     def _take(self, other: Hand) -> None:
         self.plays = other.plays
@@ -322,6 +419,7 @@ class Hand:
         self._lying = other._lying
         self._won = other._won
         self._on_turn = other._on_turn
+        self._open_last = other._open_last
 
     def copy(self) -> Hand:
         twin = Hand(self.moon_seats, self.leader, expected_leader=self.expected_leader)
@@ -353,6 +451,7 @@ class Hand:
             "souls": {p.value: self.souls(p) for p in (Cult.SUN, Cult.MOON)},
             "multiplier": {p.value: self.multiplier(p) for p in (Cult.SUN, Cult.MOON)},
             "score": self.scores,
+            "provisional": self.provisional,
         }
 
     def __repr__(self) -> str:

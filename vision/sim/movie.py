@@ -33,7 +33,7 @@ import os
 import random
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,7 +44,7 @@ import numpy as np
 from companion.core.cards import SEATS, Card, Seat
 from companion.core.deal import random_plays, random_plays_with_givers
 from companion.core.rules import Hand, Play
-from vision.deck_art import STYLES
+from vision.deck_art import CARD_MM, STYLES
 from vision.sim.simulator import (
     ROTATION_KINDS,
     SEAT_CARD_ANGLE,
@@ -53,6 +53,7 @@ from vision.sim.simulator import (
     Placed,
     Table,
     card_angle,
+    card_bgra,
     place_at_side,
     random_arm,
     random_look,
@@ -107,6 +108,15 @@ MATCH_GOAL = "standard"
 THREE_NAMES = ("Ada", "Ben", "Cleo")
 
 MODES = ("four", "three")
+#: What :func:`blank_art` paints over, per art style, each box in its own commonest
+#: colour (mm from the card's top-left corner: x0, y0, x1, y1): inside the style-0
+#: frame's teeth; style 1's face between its bands, and its bands' names and emblems.
+#: (Scaled to a deck's own card size; ``None``: any other deck, the face inside a
+#: border of about 10%.)
+BLANK_INSIDE_MM: dict[int | str | None, list[tuple[float, float, float, float]]] = {
+    0: [(6.0, 6.0, 57.0, 82.0)],
+    1: [(3.0, 8.0, 60.0, 80.0), (2.8, 2.8, 60.2, 6.8), (2.8, 81.2, 60.2, 85.2)],
+    None: [(6.0, 8.0, 57.0, 80.0)]}
 
 
 @dataclass
@@ -164,6 +174,37 @@ def _angle_lerp(a: float, b: float, t: float) -> float:
     return a + d * t
 
 
+def blank_art(card_id: str, deck: int | str, px_per_mm: float) -> np.ndarray:
+    """The card's art (as :func:`vision.sim.simulator.card_bgra` gives it for *deck*)
+    with everything inside its border painted over in the face's plainest colour: the
+    border, and so the cult's colour, is kept; the face shows nothing to read (a worn
+    or foreign card, a card the camera can never name)."""
+    art = card_bgra(card_id, deck, px_per_mm).copy()
+    h, w = art.shape[0] - 2, art.shape[1] - 2  # the art without its 1 px pad
+    for x0, y0, x1, y1 in BLANK_INSIDE_MM.get(deck, BLANK_INSIDE_MM[None]):  # type: ignore[call-overload]
+        box = art[1 + round(y0 / CARD_MM[1] * h):1 + round(y1 / CARD_MM[1] * h),
+                  1 + round(x0 / CARD_MM[0] * w):1 + round(x1 / CARD_MM[0] * w)]
+        colours, counts = np.unique(box[..., :3].reshape(-1, 3), axis=0, return_counts=True)
+        box[..., :3] = colours[int(np.argmax(counts))]
+    art.setflags(write=False)
+    return art
+
+
+def _drawing_blank(table: Table, blank: frozenset[str]) -> Any:
+    """``table.draw_card`` drawing the cards in *blank* with :func:`blank_art`."""
+    draw = table.draw_card
+    arts: dict[str, np.ndarray] = {}
+
+    def draw_card(img: np.ndarray, shadow: np.ndarray, card: Placed) -> None:
+        if card.card_id not in blank:
+            return draw(img, shadow, card)
+        if card.card_id not in arts:
+            arts[card.card_id] = blank_art(card.card_id, table.deck, table.art_px_per_mm)
+        return draw(img, shadow, card, arts[card.card_id])
+
+    return draw_card
+
+
 def _plays_with_givers(rng: random.Random, moon_seats: tuple[Seat, ...], leader: Seat,
                        purgatory_bias: float) -> tuple[list[Play], list[Seat]]:
     """A legal random hand and from whose cards each play came (R3)."""
@@ -193,7 +234,8 @@ class HandMovie:
                  hands: int = 1, speed: float = 1.0, bump: float = 0.0, render: bool = True,
                  moon_seats: tuple[str, str] | None = None,
                  purgatory_bias: float = 0.3, new_moon_cards: bool = False,
-                 deck: int | str | None = None, rotation: str | float | None = None) -> None:
+                 deck: int | str | None = None, rotation: str | float | None = None,
+                 blank: Collection[str] = ()) -> None:
         if deck is None and style not in STYLES:
             raise ValueError(f"unknown art style {style!r} (styles: {STYLES})")
         if mode not in MODES:
@@ -230,6 +272,10 @@ class HandMovie:
             self.factors["rotation"] = (self.rotation if isinstance(self.rotation, str)
                                         else "fixed")
             self.factors["twilight_aspect"] = round(self.table.sim_deck.twilight_aspect, 3)
+        #: Cards drawn blank inside their border (:func:`blank_art`): never readable.
+        self.blank = frozenset(blank)
+        if self.blank:
+            self.table.draw_card = _drawing_blank(self.table, self.blank)  # type: ignore[method-assign]
         #: Ground truth events (C7 form), appended as the movie goes.
         self.events: list[dict[str, Any]] = []
         #: C2 hand records of the hands played so far (complete ones and the current one).

@@ -426,10 +426,13 @@ class Table:
         return (self.background.copy(), np.zeros((lh, lw), np.float32),
                 np.zeros((lh, lw), np.float32))
 
-    def draw_card(self, img: np.ndarray, shadow: np.ndarray, card: Placed) -> None:
-        """Warp ``card``'s art into ``img`` (only its bounding box is touched) and add
-        its shadow to the low-resolution ``shadow`` map."""
-        art = card_bgra(card.card_id, self.deck, self.art_px_per_mm)
+    def draw_card(self, img: np.ndarray, shadow: np.ndarray, card: Placed,
+                  art: np.ndarray | None = None) -> None:
+        """Warp ``card``'s art (or *art*, as :func:`card_bgra` gives it) into ``img``
+        (only its bounding box is touched) and add its shadow to the low-resolution
+        ``shadow`` map."""
+        if art is None:
+            art = card_bgra(card.card_id, self.deck, self.art_px_per_mm)
         # Art px (with its 1 px pad) -> image px.
         H = self._card_homography(card) @ np.array([[1, 0, -1], [0, 1, -1], [0, 0, 1]],
                                                    np.float64)
