@@ -45,8 +45,6 @@ NEW_SIZE_FRAMES = 30
 MAX_BAD_FRAMES = 100
 #: Frames between hand-backs of freed memory to the system (10 fps: a minute).
 TRIM_EVERY_FRAMES = 600
-#: Observations kept while the game log cannot be written (a hand's cards, twice).
-MAX_UNSTORED = 56
 
 
 def release_free_memory() -> None:
@@ -153,20 +151,69 @@ class Options:
 
 
 class EventFile:
-    """The C7 events file: one JSON line per event, flushed as it happens."""
+    """The C7 events file: one JSON line per event, flushed as it happens (from the
+    watch loop, and from the web page's thread when a gap is named there)."""
 
     def __init__(self, path: str | None) -> None:
         self._fp: IO[str] | None = open(path, "a", encoding="utf-8") if path else None
+        self._lock = threading.Lock()
 
     def write(self, event: dict[str, Any]) -> None:
-        if self._fp is not None:
-            self._fp.write(json.dumps(event) + "\n")
-            self._fp.flush()
+        with self._lock:
+            if self._fp is not None:
+                self._fp.write(json.dumps(event) + "\n")
+                self._fp.flush()
 
     def close(self) -> None:
-        if self._fp is not None:
-            self._fp.close()
-            self._fp = None
+        with self._lock:
+            if self._fp is not None:
+                self._fp.close()
+                self._fp = None
+
+
+class GapEvents:
+    """Writes the C7 events of gaps, whoever changes the log: a ``gap`` event when a
+    card that cannot be read is laid in turn (seat, trick, index of the play), and when
+    it is named — read at last by the camera, or named on the page — the ``play``
+    (with ``gap``: its index); a trick a gap completes is a ``trick`` event with
+    ``winner`` null and ``open`` true; a hand over with a gap open is a ``hand`` event
+    with ``provisional`` true, and again with the exact score once the last gap of the
+    hand is named. ``frame()`` gives the frame to label events with."""
+
+    def __init__(self, events: EventFile, frame: Any) -> None:
+        self.events = events
+        self.frame = frame
+
+    def __call__(self, event: dict[str, Any], snap: dict[str, Any]) -> None:
+        kind = event["type"]
+        hand = snap["hand"]
+        if kind == "gap":
+            index = len(hand["plays"])
+            gap = next((g for g in hand["gaps"] if g["index"] == index), None)
+            self.events.write({"type": "gap", "frame": self.frame(),
+                               "seat": event["data"].get("seat"),
+                               "trick": gap["trick"] if gap else (index - 1) // 4 + 1,
+                               "index": index})
+            if index % 4 == 0:
+                self.events.write({"type": "trick", "frame": self.frame(), "winner": None,
+                                   "open": True})
+            if hand["complete"]:
+                self.events.write({"type": "hand", "frame": self.frame(),
+                                   "score": hand["score"], "provisional": True})
+        elif kind == "correct":
+            index = event["data"].get("index")
+            was = self.open_before
+            if index in was:
+                play = hand["plays"][index - 1]
+                self.events.write({"type": "play", "frame": self.frame(), "seat": play["seat"],
+                                   "card": play["card"], "gap": index,
+                                   "source": event["data"].get("source")})
+                if hand["complete"] and not hand["provisional"]:
+                    self.events.write({"type": "hand", "frame": self.frame(),
+                                       "score": hand["score"]})
+        self.open_before = {g["index"] for g in hand.get("gaps") or ()}
+
+    open_before: set[int] = set()
 
 
 class Companion:
@@ -178,6 +225,10 @@ class Companion:
         self.log = log
         self.stop = threading.Event()
         self.events = EventFile(opts.events)
+        self.frame_no = 0  # the frame the tracker looked at last (C7 numbering)
+        gaps = GapEvents(self.events, lambda: self.frame_no)
+        gaps.open_before = {g["index"] for g in log.snapshot()["hand"].get("gaps") or ()}
+        self._unsubscribe = log.subscribe(gaps)
         self.hardware: Any = None
         self.server: Any = None
         self.capture: Any = None
@@ -187,9 +238,6 @@ class Companion:
         self.check = FrameCheck()
         self._feed_errors = 0
         self._feed_failing = False
-        #: What the camera saw while the game log could not be written, in order: stored
-        #: at the next look once writes succeed (the tracker reports a card only once).
-        self._unstored: list[Any] = []
         self.demo_table: Any = None
 
     # -- parts ------------------------------------------------------------------------------
@@ -418,10 +466,11 @@ class Companion:
             # C7 frame numbers count from 0, as the frame files of a recording do
             if self.demo_table is not None:
                 self.demo_table.step()
+            if self.log.unwritten:
+                self.log.flush()  # the disk may take the kept events again
             if not pace.due(frame.timestamp):
                 continue
-            if self._unstored:
-                self.store_unstored()
+            self.frame_no = frame.number - 1
             try:
                 self.tracker.feed(frame.number - 1, frame.image, self.expect, self.observe)
                 if self._feed_failing:
@@ -436,36 +485,14 @@ class Companion:
                 self.log.set_status("recognition", f"error: {exc}")
 
     def observe(self, obs: Any) -> None:
-        """Put one tracker observation into the game log and the events file. While
-        the log cannot be written it is kept, in order, and stored once it can."""
-        if self._unstored:
-            self._keep(obs)
-            self.store_unstored()
-            return
+        """Put one tracker observation into the game log and the events file. (A write
+        the disk refuses is kept by the log and written later: nothing seen is lost.)"""
         try:
             self._observe(obs)
-        except LogError as exc:  # disk full or read-only: shown, nothing half-written
+        except LogError as exc:  # the log itself is gone: shown, nothing half-written
             logger.error("game log: %s", exc)
             self.log.set_status("log", f"error: {exc}")
             self.events.write({"type": "warning", "frame": obs.frame, "message": str(exc)})
-            self._keep(obs)
-
-    def _keep(self, obs: Any) -> None:
-        self._unstored.append(obs)
-        if len(self._unstored) > MAX_UNSTORED:
-            lost = self._unstored.pop(0)
-            logger.error("game log: still not writable; the camera's %s of frame %s is "
-                         "dropped", lost.kind, lost.frame)
-
-    def store_unstored(self) -> None:
-        """Store what the camera saw while the log could not be written, oldest first;
-        stops at the first that still cannot be."""
-        while self._unstored:
-            try:
-                self._observe(self._unstored[0])
-            except LogError:
-                return
-            self._unstored.pop(0)
 
     def _observe(self, obs: Any) -> None:
         if obs.kind == "setup":
@@ -482,6 +509,19 @@ class Companion:
         if obs.kind == "warning":
             self.events.write({"type": "warning", "frame": obs.frame, "message": obs.message})
             return
+        if obs.kind == "gap":
+            try:
+                self.log.gap(obs.seat, source="camera", frame=obs.frame)
+            except RuleError as exc:
+                self.events.write({"type": "warning", "frame": obs.frame,
+                                   "message": f"{obs.message} ({exc})"})
+            return
+        if obs.kind == "fill":
+            try:
+                self.log.correct(obs.index, obs.card, source="camera")
+            except RuleError as exc:
+                self.events.write({"type": "warning", "frame": obs.frame, "message": str(exc)})
+            return
         before = self.log.snapshot()
         try:
             snap = self.log.play(obs.seat, obs.card, source="camera", frame=obs.frame)
@@ -490,7 +530,6 @@ class Companion:
             self.log.refuse(obs.seat, obs.card, message, frame=obs.frame)
             self.events.write({"type": "warning", "frame": obs.frame, "message": message})
             return
-        self.log.set_status("log", "ok")
         self.events.write({"type": "play", "frame": obs.frame, "seat": obs.seat,
                            "card": obs.card})
         hand = snap["hand"]
@@ -498,10 +537,15 @@ class Companion:
         if tricks and len(tricks[-1]["plays"]) == 4 and (
             before["hand"]["complete"] or len(before["hand"]["plays"]) < len(hand["plays"])
         ):
-            self.events.write({"type": "trick", "frame": obs.frame,
-                               "winner": tricks[-1]["winner"]})
+            trick = {"type": "trick", "frame": obs.frame, "winner": tricks[-1]["winner"]}
+            if tricks[-1].get("open"):
+                trick["open"] = True  # a gap in it: who took it is not known yet
+            self.events.write(trick)
         if hand["complete"]:
-            self.events.write({"type": "hand", "frame": obs.frame, "score": hand["score"]})
+            event = {"type": "hand", "frame": obs.frame, "score": hand["score"]}
+            if hand["provisional"]:
+                event["provisional"] = True
+            self.events.write(event)
 
     # -- lifecycle ----------------------------------------------------------------------------
     def close(self) -> None:
@@ -522,6 +566,7 @@ class Companion:
                 logger.warning("web server: %s while stopping", exc)
         if self.hardware is not None:
             self.hardware.close()
+        self._unsubscribe()
         self.events.close()
 
 

@@ -166,6 +166,10 @@ PRIOR_CONFIRM_READS = 3
 #: at its last settled read, below which the "card" was there before (wood grain, a
 #: shadow): not something just laid.
 NEW_CARD_LEVEL = 14.0
+#: Share of a side's fine look that must differ (by MOTION_LEVEL) from its look at its
+#: last play for a read of no card, not sure, to count as a card laid that cannot be
+#: read (a blank face: its border and what it covers change the side).
+LAID_SHARE = 0.03
 #: Frames between attempts to find a lost Twilight card.
 LOCATE_EVERY = 5
 #: Share of the Twilight card's thumbnail pixels that must change to re-locate it.
@@ -194,6 +198,8 @@ class Expectation:
     #: cards that could fill each open gap (index -> card ids), from the rules core
     gap_choices: Mapping[int, frozenset[str]] = field(default_factory=dict, compare=False)
     hand: Hand | None = field(default=None, compare=False)
+    #: plays laid this hand, gaps included
+    laid: int = 0
 
     def __post_init__(self) -> None:
         if self.hand is None:
@@ -241,7 +247,7 @@ class Expectation:
         choices = {g["index"]: frozenset(g["choices"]) for g in hand.get("gaps") or ()}
         seat = hand["next"]["seat"] if hand["next"] else None
         return cls(seat, played, moon, fixed, gaps=gaps,  # type: ignore[arg-type]
-                   gap_choices=choices, hand=rules)
+                   gap_choices=choices, hand=rules, laid=len(hand["plays"]))
 
     def cult(self, seat: str) -> str:
         assert self.hand is not None
@@ -303,8 +309,10 @@ class Pace:
 
 @dataclass(frozen=True)
 class Observation:
-    """What the tracker tells the game: ``play`` (seat, card), ``setup`` (the Twilight
-    card's moon seats, once found or turned) or ``warning`` (message)."""
+    """What the tracker tells the game: ``play`` (seat, card), ``gap`` (seat: a card
+    laid there in turn that cannot be read), ``fill`` (seat, card, index: the card of
+    an open gap, read at last), ``setup`` (the Twilight card's moon seats, once found
+    or turned) or ``warning`` (message)."""
 
     kind: str
     frame: int
@@ -312,6 +320,8 @@ class Observation:
     card: str | None = None
     message: str | None = None
     moon_seats: tuple[str, str] | None = None
+    #: ``fill``: the index (from 1) of the gap the card fills
+    index: int | None = None
 
 
 class _Region:
@@ -384,6 +394,7 @@ class _Zone:
     stirred: bool = False  # motion here since the last play given out at this seat
     before: np.ndarray | None = None  # the side's look before the motion that began last
     base: np.ndarray | None = None  # the side's look at its last play (or first read)
+    base_look: np.ndarray | None = None  # ...its fine look then
     forced: int = 0  # fresh reads without motion while later cards wait for this seat
     next_force: int = 0
     asked: bool = False  # the table was asked to lay this seat's missed card
@@ -397,6 +408,7 @@ class _Zone:
     next_read: int = 0
     warned: bool = False
     scores: dict[str, float] = field(default_factory=dict)
+    gap_busy: int | None = None  # last_busy when a gap was given out here (None: no gap)
 
 
 class TableTracker:
@@ -430,6 +442,7 @@ class TableTracker:
         self.last_locate = -LOCATE_EVERY
         self.reported_moon: tuple[str, str] | None = None
         self.reads = 0
+        self.frame = None
 
     # -- thumbnails and zones -----------------------------------------------------------------
     def _thumb(self, frame: np.ndarray) -> np.ndarray:
@@ -454,6 +467,7 @@ class TableTracker:
             zone.dirty = True
             # crops of the old zones
             zone.reference = zone.before = zone.base = zone.settled_look = zone.look = None
+            zone.base_look = None
             zone.empty_looks = []
         self.centre = _Region(np.asarray(pose.quad) / s, shape)
 
@@ -462,6 +476,7 @@ class TableTracker:
              emit: Callable[[Observation], None]) -> None:
         """Look at one frame; emit what it shows."""
         self.frame_no = frame_no
+        self.frame: np.ndarray | None = frame
         self.looks += 1
         thumb = self._thumb(frame)
         prev, self.prev = self.prev, thumb
@@ -497,9 +512,16 @@ class TableTracker:
                 self._read(zone, frame, thumb, expect(), emit)
                 if early is not None and zone.dirty:  # not decided: see EARLY_QUIET
                     self._read(zone, frame, thumb, expect(), emit, early=early)
-        if any(zone.held for zone in self.zones.values()):
+        if any(zone.held for zone in self.zones.values()) or self._turn_unseen(expect()):
             self._look_again(frame, thumb, expect, emit)
             self._give_out(expect, emit)
+
+    def _turn_unseen(self, rules: Expectation) -> bool:
+        """Whether something was laid at the seat on turn that is not confirmed yet (it
+        is looked at again, and becomes a gap if it cannot be read, though no later
+        card waits: the hand's last card, say)."""
+        turn = self.zones.get(rules.next_seat or "")
+        return turn is not None and not turn.dirty and self._laid_unseen(turn)
 
     def _centre_moved(self, moving: np.ndarray) -> bool:
         assert self.centre is not None
@@ -662,7 +684,14 @@ class TableTracker:
             return  # stay dirty: try again shortly
         zone.unknown_reads = 0
         zone.warned = False
-        zone.unreadable = None
+        if card is not None or reading.confidence >= SURE_CONFIDENCE:
+            zone.unreadable = None
+        elif (not forced and early is None and zone.unreadable is None and zone.moved
+              and self._looks_laid(zone, frame)):
+            # no card named, not surely, where the side now looks unlike both its look
+            # at its last play and the empty table: a card that cannot be read (a blank
+            # or foreign face, a card the recogniser takes for a back)
+            zone.unreadable = zone.last_busy
         card = self._with_prior(zone.seat, card, reading, expect)
         votes = self._vote(zone, card, reading.confidence)
         sure = reading.confidence >= SURE_CONFIDENCE or self._expected(zone, card, reading,
@@ -706,6 +735,7 @@ class TableTracker:
             self._remember(zone, frame, thumb, card)
             if zone.base is None:
                 zone.base = zone.reference
+                zone.base_look = zone.settled_look
         if zone.top is not None and card != zone.top and (not forced or card is not None):
             zone.gone.add(zone.top)
         # between hands, a card of the last trick that was seen taken away from this
@@ -793,12 +823,25 @@ class TableTracker:
 
     def _laid_unseen(self, zone: _Zone) -> bool:
         """Whether something moved at a side since its last play and the side now looks
-        different from then: a card laid there (an arm passing over leaves no change)."""
+        different from then: a card laid there (an arm passing over leaves no change),
+        or a card that reads as no card but changed the side (:meth:`_looks_laid`)."""
         if not zone.stirred or zone.region is None or self.prev is None:
             return False
-        if zone.base is None:
+        if zone.base is None or zone.unreadable is not None:
             return True
         return zone.region.difference(self.prev, zone.base) > REFERENCE_LEVEL
+
+    def _looks_laid(self, zone: _Zone, frame: np.ndarray) -> bool:
+        """Whether the side's fine look differs from its look at its last play (or first
+        read) in at least LAID_SHARE of its pixels and matches none of its empty looks:
+        something was laid there, not taken away."""
+        if zone.fine is None or zone.base_look is None:
+            return False
+        look = self._look(zone, frame)
+        if zone.fine.changed(look, zone.base_look) < LAID_SHARE:
+            return False
+        return all(zone.fine.changed(look, empty) >= UNCHANGED_SHARE
+                   for empty in zone.empty_looks)
 
     def _look_again(self, frame: np.ndarray, thumb: np.ndarray,
                     expect: Callable[[], Expectation],
@@ -817,7 +860,9 @@ class TableTracker:
 
     def _give_out(self, expect: Callable[[], Expectation],
                   emit: Callable[[Observation], None]) -> None:
-        """Emit held cards in turn order (R3), each side's in the order laid."""
+        """Emit held cards in turn order (R3), each side's in the order laid; a card
+        the tracker could not name where one was laid in turn becomes a gap (see
+        :meth:`_gap`), and a card read at last where a gap is open fills it."""
         while True:
             rules = expect()
             ready = []
@@ -827,16 +872,31 @@ class TableTracker:
                     zone.held = [h for h in zone.held if h[0] not in rules.played]
                 if zone.held:
                     ready.append(zone)
+            filling = next((z for z in ready if self._fills(z, rules) is not None), None)
+            if filling is not None:
+                card, _ = filling.held.pop(0)
+                emit(Observation("fill", self.frame_no, seat=filling.seat, card=card,
+                                 index=self._fills_index(filling, card, rules)))
+                if expect().gaps != rules.gaps:
+                    filling.gap_busy = None
+                continue
+            turn = self.zones.get(rules.next_seat or "")
             if not ready:
+                if turn is not None and self._missed(turn) and self._gap(turn, expect, emit):
+                    continue
                 return
             first = min(z.held[0][1] for z in ready)
-            turn = self.zones.get(rules.next_seat or "")
             if rules.next_seat is None:
-                if any(z.unreadable is not None and z.unreadable < first
-                       for z in self.zones.values()):
-                    # a card laid before these cannot be read yet: it may be the lead
-                    # (the table is asked about it; once it is in the log, these follow)
-                    return
+                blocked = [z for z in self.zones.values()
+                           if z.unreadable is not None and z.unreadable < first]
+                if blocked:
+                    # a card laid before these cannot be read: it leads. Once its side
+                    # gave up reading it and these waited long enough, it is a gap.
+                    lead = min(blocked, key=lambda z: z.unreadable or 0)
+                    if (lead.dirty or self.looks - first < OUT_OF_TURN_WAIT
+                            or not self._gap(lead, expect, emit)):
+                        return
+                    continue
                 zone = min(ready, key=lambda z: z.held[0][1])
             elif turn is not None and turn.held and turn.held[0][1] <= first + LAID_SLACK:
                 zone = turn
@@ -844,41 +904,90 @@ class TableTracker:
                 chosen = self._out_of_turn(ready, turn, emit)
                 if chosen is None:
                     return
+                if chosen == "gap":
+                    assert turn is not None
+                    if not self._gap(turn, expect, emit):
+                        return
+                    continue
                 zone = chosen
             card, _ = zone.held.pop(0)
             emit(Observation("play", self.frame_no, seat=zone.seat, card=card))
-            for other in self.zones.values():
-                other.gone.clear()
-                other.unreadable = None
-            after = expect()
-            if card in after.played or after.next_seat != rules.next_seat:
-                zone.stirred = zone.asked = False
-                zone.forced = 0
-                if zone.region is not None and self.prev is not None:
-                    zone.base = zone.region.crop(self.prev).copy()
-            else:
-                zone.refused = card  # the rules refused it; wait for the side to change
+            self._given(zone, card, rules, expect)
+
+    def _given(self, zone: _Zone, card: str | None, rules: Expectation,
+               expect: Callable[[], Expectation]) -> bool:
+        """After a play (*card*) or a gap (None) was given out at *zone*: whether the
+        rules took it; if so the side starts afresh (its next card is a new play)."""
+        for other in self.zones.values():
+            other.gone.clear()
+            other.unreadable = None
+        after = expect()
+        if (card in after.played or after.next_seat != rules.next_seat
+                or len(after.gaps) != len(rules.gaps)):
+            zone.stirred = zone.asked = False
+            zone.forced = 0
+            if zone.region is not None and self.prev is not None:
+                zone.base = zone.region.crop(self.prev).copy()
+            if zone.fine is not None and self.frame is not None:
+                zone.base_look = self._look(zone, self.frame)
+            return True
+        if card is not None:
+            zone.refused = card  # the rules refused it; wait for the side to change
+        return False
+
+    def _missed(self, turn: _Zone) -> bool:
+        """Whether something was laid at the seat on turn that the tracker could not
+        name, and it has looked again as often as it will (FORCE_READS)."""
+        return (not turn.held and not turn.dirty and turn.forced >= FORCE_READS
+                and self._laid_unseen(turn))
+
+    def _gap(self, zone: _Zone, expect: Callable[[], Expectation],
+             emit: Callable[[Observation], None]) -> bool:
+        """A card was laid at *zone*'s seat in turn and cannot be named: emit a gap
+        there (the game keeps its place; the plays after it go on). Whether the rules
+        took it."""
+        rules = expect()
+        emit(Observation("gap", self.frame_no, seat=zone.seat,
+                         message=f"the card at {zone.seat} could not be read: "
+                                 "please name it on the score page"))
+        if not self._given(zone, None, rules, expect):
+            return False
+        zone.gap_busy = zone.last_busy
+        zone.warned = True
+        return True
+
+    def _fills(self, zone: _Zone, rules: Expectation) -> int | None:
+        """The open gap at *zone*'s seat its first held card fills: it is one of the
+        cards that can lie there, and it is the card the gap was laid as (nothing was
+        laid there since: no motion where a card lies, or the seat has its gap in the
+        trick still being laid)."""
+        if not rules.gaps or zone.gap_busy is None:
+            return None
+        card, laid = zone.held[0]
+        index = rules.fills(zone.seat, card)
+        if index is None:
+            return None
+        in_trick = rules.laid % 4 != 0 and (index - 1) // 4 == rules.laid // 4
+        return index if laid <= zone.gap_busy or in_trick else None
+
+    def _fills_index(self, zone: _Zone, card: str, rules: Expectation) -> int | None:
+        return rules.fills(zone.seat, card)
 
     def _out_of_turn(self, ready: list[_Zone], turn: _Zone | None,
-                     emit: Callable[[Observation], None]) -> _Zone | None:
+                     emit: Callable[[Observation], None]) -> _Zone | str | None:
         """Cards wait at seats not on turn. While the seat on turn may still be laying
         its card, wait. If nothing was laid there, the oldest waiting card goes to the
         rules, which refuse it (a warning). If something was laid there that was not
-        confirmed (or its card came only after the waiting ones), the waiting cards are
-        held for when its card is in the log, and the table is asked once."""
+        confirmed (or its card came only after the waiting ones), the seat on turn gets
+        a gap ("gap") once it was looked at again as often as it will be."""
         stale = [z for z in ready if z is not turn
                  and self.looks - z.held[0][1] >= OUT_OF_TURN_WAIT]
         if not stale or (turn is not None and turn.dirty and turn.quiet < SETTLE_FRAMES):
             return None
         if turn is None or not (turn.held or self._laid_unseen(turn)):
             return min(stale, key=lambda z: z.held[0][1])
-        if not turn.asked and (turn.held or turn.forced >= FORCE_READS):
-            turn.asked = True
-            waiting = ", ".join(f"{z.seat} {z.held[0][0]}" for z in stale)
-            emit(Observation("warning", self.frame_no, seat=turn.seat,
-                             message=f"the card at {turn.seat} was not seen in turn "
-                                     f"(waiting: {waiting}): please check it lies flat "
-                                     f"and uncovered, or lay it by hand"))
+        if turn.held or (turn.forced >= FORCE_READS and not turn.dirty):
+            return "gap"
         return None
 
     # -- drawing ------------------------------------------------------------------------------

@@ -129,8 +129,9 @@ class GameLog:
 
     Use :meth:`open` with a data folder. All mutating methods return the new
     snapshot, or raise a :class:`~companion.core.rules.RuleError` (the game is
-    unchanged, nothing stored) or :class:`LogError` (storage trouble; nothing
-    stored, the game as it was).
+    unchanged, nothing stored). An event the disk refuses (full, I/O error) is
+    kept in memory, in order, and written as soon as the disk takes writes again
+    (:meth:`flush`, and every later append); the ``log`` status tells meanwhile.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, clock: Callable[[], float] = time.time,
@@ -147,6 +148,7 @@ class GameLog:
         self._version = 0
         self._snapshot: Snapshot | None = None
         self.skipped = 0
+        self._unwritten: list[tuple[float, str, str]] = []
         self._db = self._connect_readonly() if readonly else self._connect()
         try:
             self._game = self._replay()
@@ -278,6 +280,9 @@ class GameLog:
 
     def close(self) -> None:
         with self._lock:
+            if self._unwritten and not self._write_unwritten():
+                log.error("game log: %d events could not be written and are lost",
+                          len(self._unwritten))
             if not self.readonly:
                 try:
                     self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -298,23 +303,16 @@ class GameLog:
         with self._lock:
             ts = self._clock()
             self._game.apply(kind, data, ts)  # raises and changes nothing if refused
-            try:
-                cur = self._db.execute(
-                    "INSERT INTO events (ts, type, data) VALUES (?, ?, ?)",
-                    (ts, kind, json.dumps(data, separators=(",", ":"))),
-                )
-                self._seq = int(cur.lastrowid or self._seq + 1)
-            except sqlite3.DatabaseError as exc:
-                # Not stored: rebuild the game from what is on disk.
-                self._game = self._replay()
-                self._bump()
-                error = LogError(f"cannot write to the game log {self.path}: {exc}")
-                self.set_status("log", f"error: {error}")  # /healthz and the page say so
-                raise error from None
-            event = {"seq": self._seq, "ts": ts, "type": kind, "data": data}
+            # A write the disk refuses (full, I/O error) is kept, in order, and written
+            # when the log accepts writes again (every append and flush tries): the
+            # game goes on in memory, and the ``log`` status says so until then.
+            self._unwritten.append((ts, kind, json.dumps(data, separators=(",", ":"))))
+            written = self._write_unwritten()
+            event = {"seq": self._seq if written else None, "ts": ts, "type": kind,
+                     "data": data}
             snap = self._bump(event)
             self._notify(event, snap)
-            if self._status.get("log", "ok") != "ok":
+            if written and self._status.get("log", "ok") != "ok":
                 self.set_status("log", "ok")
                 snap = self.snapshot()
             self.check_files()
@@ -337,6 +335,40 @@ class GameLog:
                 self._db = self._connect()
             except (sqlite3.DatabaseError, LogError) as exc:
                 self.set_status("log", f"error: the WAL file was deleted: {exc}")
+
+    @property
+    def unwritten(self) -> int:
+        """Events applied but not yet on disk (the disk refused them)."""
+        return len(self._unwritten)
+
+    def flush(self) -> bool:
+        """Try again to write the events the disk refused; True when none is left."""
+        with self._lock:
+            return not self._unwritten or self._write_unwritten()
+
+    def _write_unwritten(self) -> bool:
+        """Write the kept events in order, each on its own; stop at the first the disk
+        refuses. Sets the ``log`` status; True when all are written."""
+        while self._unwritten:
+            ts, kind, text = self._unwritten[0]
+            try:
+                cur = self._db.execute(
+                    "INSERT INTO events (ts, type, data) VALUES (?, ?, ?)", (ts, kind, text))
+            except sqlite3.DatabaseError as exc:
+                n = len(self._unwritten)
+                problem = (f"error: cannot write to the game log {self.path}: {exc} "
+                           f"({n} event{'s' if n != 1 else ''} kept in memory, written "
+                           "when the disk takes them)")
+                if not str(self._status.get("log", "ok")).startswith("error"):
+                    log.error("game log: %s", problem)
+                self._set_status_locked("log", problem)
+                return False
+            self._seq = int(cur.lastrowid or self._seq + 1)
+            self._unwritten.pop(0)
+        if self._status.get("log", "ok") != "ok":
+            log.info("game log: every kept event is written")
+            self._set_status_locked("log", "ok")
+        return True
 
     def _bump(self, event: dict[str, Any] | None = None) -> Snapshot:
         self._version += 1
@@ -404,11 +436,14 @@ class GameLog:
         """Publish a live status (e.g. ``camera``: ``"ok"``/``"lost"``) with the snapshot.
         Only a change notifies."""
         with self._lock:
-            if self._status.get(key) == value:
-                return
-            self._status[key] = value
-            snap = self._bump({"seq": None, "type": "status", "data": {key: value}})
-            self._notify({"seq": None, "type": "status", "data": {key: value}}, snap)
+            self._set_status_locked(key, value)
+
+    def _set_status_locked(self, key: str, value: Any) -> None:
+        if self._status.get(key) == value:
+            return
+        self._status[key] = value
+        snap = self._bump({"seq": None, "type": "status", "data": {key: value}})
+        self._notify({"seq": None, "type": "status", "data": {key: value}}, snap)
 
     # -- reading ----------------------------------------------------------------------------
     @property
