@@ -367,6 +367,10 @@ class GameLog:
             self._unwritten.pop(0)
         if self._status.get("log", "ok") != "ok":
             log.info("game log: every kept event is written")
+            try:  # the disk was short of room: fold the write-ahead log back in
+                self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except sqlite3.DatabaseError:
+                pass
             self._set_status_locked("log", "ok")
         return True
 
