@@ -32,7 +32,7 @@ from serve_helpers import (
 import vision.sources
 from companion.app import Companion, FrameCheck, Options
 from companion.config import Config
-from companion.core.gamelog import GameLog, LogError
+from companion.core.gamelog import GameLog
 from hardware.leds import trouble
 from vision.sources import LatestFrame
 from vision.tracker import TableTracker

@@ -20,6 +20,7 @@ from companion.core.gamelog import GameLog, LogError
 from companion.core.rules import RuleError
 from web import pin as pins
 from web.common import ApiError, WebParts, is_form
+from web.present import plain_refusal
 
 log = logging.getLogger(__name__)
 
@@ -128,11 +129,13 @@ def _wants_json() -> bool:
 
 
 def _error(status: int, message: str, rule: str | None = None,
-           headers: Mapping[str, str] | None = None) -> Response:
+           headers: Mapping[str, str] | None = None, plain: str | None = None) -> Response:
     if _wants_json():
         body: dict[str, Any] = {"error": message, "status": status}
         if rule:
             body["rule"] = rule
+        if plain:
+            body["message"] = plain  # the same in plain words, for people
         resp = jsonify(body)
     else:
         resp = Response(render_template("error.html", status=status, message=message),
@@ -151,7 +154,7 @@ def _errors(app: Flask) -> None:
     @app.errorhandler(RuleError)
     def _rule(exc: RuleError) -> Response:
         # The rules refused: nothing was stored, the game is as it was (R9).
-        return _error(409, str(exc), getattr(exc, "rule", None))
+        return _error(409, str(exc), getattr(exc, "rule", None), plain=plain_refusal(exc))
 
     @app.errorhandler(LogError)
     def _storage(exc: LogError) -> Response:

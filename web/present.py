@@ -19,12 +19,16 @@ SHRINE_TIMES = {"altar": 1, "temple": 2, "obelisk": 3}
 PERSON_CLASSES = ("p1", "p2", "p3", "p4")
 
 
-def card_view(card_id: str) -> dict[str, str]:
-    """Short face and full name of a card id (C1), for the little drawn cards.
+def card_view(card_id: str | None) -> dict[str, str]:
+    """Short face and full name of a card id (C1), for the little drawn cards; None is
+    a gap (a card laid that nobody has named yet).
 
     >>> card_view("moon-high-priest")["short"]
     'II'
     """
+    if card_id is None:
+        return {"id": "", "cult": "unknown", "short": "?", "name": "not read yet",
+                "kind": "gap"}
     cult, _, name = card_id.partition("-")
     if name.startswith("souls-"):
         n = name.split("-")[1]
@@ -195,7 +199,12 @@ def hand_view(hand: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]:
         elif trick.get("winner"):
             trick_state = f"{seat_name(trick['winner'], names)} took the trick"
     next_hand = hand.get("next_hand")
+    gaps = [{"index": g["index"], "seat": g["seat"], "who": seat_name(g["seat"], names),
+             "trick": g["trick"], "choices": [card_view(c) for c in g["choices"]]}
+            for g in hand.get("gaps") or ()]
     return {
+        "gaps": gaps,
+        "provisional": bool(hand.get("provisional")),
         "number": hand.get("number", 1),
         "complete": bool(hand.get("complete")),
         "cards_played": len(hand.get("plays") or []),
@@ -273,3 +282,43 @@ def _log_error(status: Any) -> str | None:
     if not status or status == "ok":
         return None
     return str(status).removeprefix("error: ")
+
+
+def card_words(card_id: str | None) -> str:
+    """A card in plain words: ``"sun-souls-7"`` -> ``"the sun 7 souls"``."""
+    if not card_id or card_id == "unknown card":
+        return "a card not read yet"
+    view = card_view(card_id)
+    if view["kind"] == "unknown":
+        return card_id
+    return f"the {view['cult']} {view['name'].lower()}"
+
+
+def plain_refusal(exc: Exception) -> str:
+    """What the rules refused, in plain words for the table (no rule code, no card id
+    alone): ``"Play 6 (East, the sun 7 souls): East is not on turn — West is."``"""
+    import re
+
+    reason = getattr(exc, "reason", None)
+    if reason is None:
+        text = re.sub(r"\s*\(R\d\)$", "", str(exc)).strip()
+        return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
+
+    def seat(word: str) -> str:
+        return word.capitalize() if word in SEATS else word
+
+    m = re.fullmatch(r"(\w+) is not on turn, (\w+) is", reason)
+    if m:
+        said = f"{seat(m[1])} is not on turn — {seat(m[2])} is"
+    elif m := re.fullmatch(r"(\w+) already has a card in this trick; (\w+) is on turn", reason):
+        said = f"{seat(m[1])} already has a card in this trick — {seat(m[2])} is on turn"
+    elif m := re.fullmatch(r"(\w+) sits at a (\w+) side and must have a (\w+) card played",
+                           reason):
+        said = f"{seat(m[1])} sits at a {m[2]} side: only a {m[3]} card can lie there"
+    elif m := re.fullmatch(r"(\S+) was already played this hand", reason):
+        words = card_words(m[1])
+        said = f"{words[:1].upper() + words[1:]} was already played this hand"
+    else:
+        said = reason[:1].upper() + reason[1:]
+    where = seat(str(getattr(exc, "seat", "")))
+    return f"Play {getattr(exc, 'index', '?')} ({where}, {card_words(getattr(exc, 'card', None))}): {said}."

@@ -153,7 +153,7 @@
       body: JSON.stringify(data)
     }).then(function (r) {
       return r.json().catch(function () { return { error: "HTTP " + r.status }; })
-        .then(function (d) { if (!r.ok) throw new Error(d.error || ("HTTP " + r.status)); return d; });
+        .then(function (d) { if (!r.ok) throw new Error(d.message || d.error || ("HTTP " + r.status)); return d; });
     });
   }
 
@@ -192,16 +192,37 @@
     var choice = e.target.closest && e.target.closest("[data-card]");
     if (choice && dialog && dialog.contains(choice)) {
       e.preventDefault();
+      fixError("");
       send("/api/correct", { index: Number(dialog.dataset.index), card: choice.dataset.card })
         .then(function () { dialog.close(); toast("Corrected"); return refresh(); })
-        .catch(function (err) { toast(err.message, true); });
+        .catch(function (err) { fixError(err.message); });  // shown in the dialog, on top
+      return;
+    }
+    // Naming a gap (a card the camera could not read): one tap on the card that lies there.
+    var gap = e.target.closest && e.target.closest("[data-gap-card]");
+    if (gap) {
+      e.preventDefault();
+      gap.disabled = true;
+      send("/api/correct", { index: Number(gap.dataset.gapIndex), card: gap.dataset.gapCard })
+        .then(function () { toast("Named"); return refresh(); })
+        .catch(function (err) { toast(err.message, true); gap.disabled = false; });
     }
   });
 
+  // A refusal inside the open dialog: the dialog sits above the page (and its toast),
+  // so the message is shown in it, at its top, in the rules' plain words.
+  function fixError(message) {
+    var el = document.getElementById("fix-error");
+    if (!el) { if (message) toast(message, true); return; }
+    el.textContent = message;
+    el.hidden = !message;
+  }
+
   function openFix(d) {
+    fixError("");
     dialog.dataset.index = d.index;
     document.getElementById("fix-title").textContent =
-      "Correct play " + d.index + " (" + d.seat + ", now " + d.card.replace(/-/g, " ") + ")";
+      "Correct play " + d.index + " (" + d.seat + ", now " + (d.card ? d.card.replace(/-/g, " ") : "not read yet") + ")";
     var box = document.getElementById("fix-choices");
     box.textContent = "";
     d.choices.forEach(function (c) {
