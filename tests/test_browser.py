@@ -308,3 +308,44 @@ def test_the_page_follows_the_phones_light_or_dark_setting(browser, server, log)
             context.close()
     assert seen["light"] == ("rgb(244, 241, 251)", "rgb(26, 23, 51)")  # dark text on light
     assert seen["dark"] == ("rgb(20, 19, 43)", "rgb(241, 238, 251)")
+
+
+def test_a_refused_correction_is_readable_above_the_dialog(page, server, log):
+    """Issue 21: the dialog offers only the cards the rules accept there; when the rules
+    refuse one all the same (another phone changed the hand meanwhile), the message is
+    shown in plain words at the top of the open dialog, above its backdrop, readable at
+    phone size."""
+    for seat, card in FIRST_TRICK:
+        log.play(seat, card)
+    open_live(page, server)
+    page.click("#controls summary")
+    page.fill('#login input[name="pin"]', PIN)
+    page.click('#login button')
+    page.wait_for_selector('button[data-fix="1"]')
+    page.click('button[data-fix="1"]')
+    page.wait_for_selector('#fix-choices [data-card="sun-souls-7"]')
+    offered = page.eval_on_selector_all("#fix-choices [data-card]",
+                                        "els => els.map(e => e.dataset.card)")
+    assert offered == log.correction_choices(1) and "sun-novice" not in offered
+    log.correct(3, "sun-souls-7", source="web")  # another phone: west's card was the 7
+    page.click('#fix-choices [data-card="sun-souls-7"]')
+    error = page.locator("#fix-error")
+    expect(error).to_be_visible(timeout=2000)
+    text = error.inner_text()
+    assert text == ("Play 1 (East, the sun 7 souls): The sun 7 souls was already played this "
+                    "hand (play 3).")
+    box = error.bounding_box()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
+    assert 0 <= box["y"] and box["y"] + box["height"] <= PHONE["height"]
+    # on top of everything: the topmost element at the message's centre is the message
+    on_top = page.evaluate("""() => { const e = document.getElementById('fix-error');
+        const r = e.getBoundingClientRect();
+        const hit = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
+        return e.contains(hit); }""")
+    assert on_top
+    size = page.evaluate("""() => parseFloat(getComputedStyle(
+        document.getElementById('fix-error')).fontSize)""")
+    assert size >= 14
+    assert page.is_visible("#fix") and log.snapshot()["hand"]["plays"][0]["card"] == "sun-souls-3"
+    shot(page, "score-correction-refused.png")
+    assert page.errors == []

@@ -98,3 +98,82 @@ def test_the_game_log_keeps_gaps_and_names_them(tmp_path) -> None:
     assert snap["hand"]["score"] == full.scores
     assert snap["match"]["totals"] == full.scores
     log.close()
+
+
+def _login(client, pin="2468"):
+    token = client.get("/api/session").get_json()["csrf"]
+    r = client.post("/api/login", json={"pin": pin}, headers={"X-CSRF-Token": token})
+    assert r.status_code == 200
+    return r.get_json().get("csrf") or token
+
+
+@pytest.mark.slow
+def test_a_card_that_can_never_be_read_is_one_gap_named_on_the_page(tmp_path) -> None:
+    """On the simulator, one card of the hand is blank inside its border (its cult's
+    colour kept): the other 27 plays are logged in order with no wrong play, one gap is
+    shown at the blank card's seat and trick, and naming it through the page's API
+    makes the hand's score exact."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from watch_helpers import MovieRecording, watch_source
+
+    import web
+    from vision.sim.movie import HandMovie
+
+    size = (960, 540)
+    truth_movie = HandMovie(32, 0, size, 10.0, hands=1, render=False)
+    for _ in truth_movie.frames():
+        pass
+    truth = [(e["seat"], e["card"]) for e in truth_movie.events if e["type"] == "play"]
+    score = next(e["score"] for e in truth_movie.events if e["type"] == "hand")
+    k = 5  # east's card in trick 2
+    log = GameLog.open(tmp_path / "data")
+    source = MovieRecording(HandMovie(32, 0, size, 10.0, hands=1, blank={truth[k][1]}))
+    events, snap, _ = watch_source(tmp_path, source, log, 0)
+    camera = [(e["seat"], e["card"]) for e in events if e["type"] == "play"]
+    assert camera == truth[:k] + truth[k + 1:]
+    assert [(e["seat"], e["trick"], e["index"]) for e in events if e["type"] == "gap"] == [
+        (truth[k][0], 2, k + 1)]
+    assert snap["hand"]["provisional"] and snap["hand"]["complete"]
+    assert [e.get("provisional") for e in events if e["type"] == "hand"] == [True]
+
+    log = GameLog.open(tmp_path / "data")
+    app = web.create_app(log, config={"DATA_DIR": str(tmp_path / "data"), "TABLE_PIN": "2468"})
+    client = app.test_client()
+    page = client.get("/").get_data(as_text=True)
+    assert "East&#39;s card in trick 2: not read" in page or "East's card in trick 2: not read" in page
+    state = client.get("/api/state").get_json()
+    assert state["hand"]["gaps"] == [{"index": k + 1, "seat": "east", "trick": 2, "place": 2,
+                                      "choices": [truth[k][1]]}]
+    token = _login(client)
+    r = client.post("/api/correct", json={"index": k + 1, "card": truth[k][1]},
+                    headers={"X-CSRF-Token": token})
+    assert r.status_code == 200
+    state = client.get("/api/state").get_json()
+    assert state["hand"]["score"] == score and not state["hand"]["provisional"]
+    assert [(p["seat"], p["card"]) for p in state["hand"]["plays"]] == truth
+    log.close()
+
+
+def test_a_refusal_in_plain_words(tmp_path) -> None:
+    import web
+
+    log = GameLog.open(tmp_path / "data")
+    log.play("east", "sun-souls-7")
+    app = web.create_app(log, config={"DATA_DIR": str(tmp_path / "data"), "TABLE_PIN": "2468"})
+    client = app.test_client()
+    token = _login(client)
+    r = client.post("/api/play", json={"seat": "west", "card": "sun-novice"},
+                    headers={"X-CSRF-Token": token})
+    assert r.status_code == 409
+    body = r.get_json()
+    assert "(R3)" in body["error"]  # the rule stays in the technical message
+    assert body["message"] == "Play 2 (West, the sun novice): West is not on turn — South is."
+    r = client.post("/api/correct", json={"index": 1, "card": "moon-adept"},
+                    headers={"X-CSRF-Token": token})
+    assert r.get_json()["message"] == (
+        "Play 1 (East, the moon adept): East sits at a sun side: only a sun card can lie "
+        "there.")
+    log.close()

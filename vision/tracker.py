@@ -170,6 +170,10 @@ NEW_CARD_LEVEL = 14.0
 #: last play for a read of no card, not sure, to count as a card laid that cannot be
 #: read (a blank face: its border and what it covers change the side).
 LAID_SHARE = 0.03
+#: Looks a side where a hand reached since its last play must stay still, with no card
+#: confirmed there and none waiting elsewhere, before it is looked at again as a card
+#: laid that cannot be read (the hand's last card, blank): 3 s.
+IDLE_LOOKS = 30
 #: Frames between attempts to find a lost Twilight card.
 LOCATE_EVERY = 5
 #: Share of the Twilight card's thumbnail pixels that must change to re-locate it.
@@ -392,6 +396,7 @@ class _Zone:
     # (card, frame its lay ended), in the order laid
     last_busy: int = -1  # last frame with motion here
     stirred: bool = False  # motion here since the last play given out at this seat
+    reached: bool = False  # ...motion where a card laid here lies (a hand came that close)
     before: np.ndarray | None = None  # the side's look before the motion that began last
     base: np.ndarray | None = None  # the side's look at its last play (or first read)
     base_look: np.ndarray | None = None  # ...its fine look then
@@ -409,6 +414,7 @@ class _Zone:
     warned: bool = False
     scores: dict[str, float] = field(default_factory=dict)
     gap_busy: int | None = None  # last_busy when a gap was given out here (None: no gap)
+    gap_held: set[str] = field(default_factory=set)  # cards held here then: plays, not fills
 
 
 class TableTracker:
@@ -521,7 +527,15 @@ class TableTracker:
         is looked at again, and becomes a gap if it cannot be read, though no later
         card waits: the hand's last card, say)."""
         turn = self.zones.get(rules.next_seat or "")
-        return turn is not None and not turn.dirty and self._laid_unseen(turn)
+        return turn is not None and not turn.dirty and self._turn_unseen_at(turn)
+
+    def _turn_unseen_at(self, turn: _Zone) -> bool:
+        """A card that cannot be read lies at *turn*'s side (read unknown, or as no card
+        where the side plainly changed), or a hand reached there since its last play
+        and the side has been still for IDLE_LOOKS (a player thinking reaches again)."""
+        return turn.unreadable is not None or (
+            turn.reached and self.looks - turn.last_busy >= IDLE_LOOKS
+            and self._laid_unseen(turn))
 
     def _centre_moved(self, moving: np.ndarray) -> bool:
         assert self.centre is not None
@@ -574,6 +588,7 @@ class TableTracker:
             zone.doubted = False
             zone.early = None
             zone.last_busy = self.looks
+            zone.reached = True
             zone.forced = 0
             return
         zone.quiet += 1
@@ -684,14 +699,18 @@ class TableTracker:
             return  # stay dirty: try again shortly
         zone.unknown_reads = 0
         zone.warned = False
-        if card is not None or reading.confidence >= SURE_CONFIDENCE:
+        if card is not None:
             zone.unreadable = None
         elif (not forced and early is None and zone.unreadable is None and zone.moved
-              and self._looks_laid(zone, frame)):
-            # no card named, not surely, where the side now looks unlike both its look
-            # at its last play and the empty table: a card that cannot be read (a blank
-            # or foreign face, a card the recogniser takes for a back)
+              and expect.laid == 0 and self._looks_laid(zone, frame)):
+            # no card named, not surely, before the hand's first card, where the side now
+            # looks unlike both its look before and the empty table: a card that cannot
+            # be read (a blank or foreign face, one the recogniser takes for a back) may
+            # be the lead. (Later in the hand, a side swept looks changed too: there the
+            # turn order tells, see _out_of_turn.)
             zone.unreadable = zone.last_busy
+        elif reading.confidence >= SURE_CONFIDENCE:
+            zone.unreadable = None
         card = self._with_prior(zone.seat, card, reading, expect)
         votes = self._vote(zone, card, reading.confidence)
         sure = reading.confidence >= SURE_CONFIDENCE or self._expected(zone, card, reading,
@@ -827,7 +846,7 @@ class TableTracker:
         or a card that reads as no card but changed the side (:meth:`_looks_laid`)."""
         if not zone.stirred or zone.region is None or self.prev is None:
             return False
-        if zone.base is None or zone.unreadable is not None:
+        if zone.base is None or zone.unreadable is not None or zone.reached:
             return True
         return zone.region.difference(self.prev, zone.base) > REFERENCE_LEVEL
 
@@ -840,8 +859,7 @@ class TableTracker:
         look = self._look(zone, frame)
         if zone.fine.changed(look, zone.base_look) < LAID_SHARE:
             return False
-        return all(zone.fine.changed(look, empty) >= UNCHANGED_SHARE
-                   for empty in zone.empty_looks)
+        return all(zone.fine.changed(look, empty) >= LAID_SHARE for empty in zone.empty_looks)
 
     def _look_again(self, frame: np.ndarray, thumb: np.ndarray,
                     expect: Callable[[], Expectation],
@@ -924,7 +942,7 @@ class TableTracker:
         after = expect()
         if (card in after.played or after.next_seat != rules.next_seat
                 or len(after.gaps) != len(rules.gaps)):
-            zone.stirred = zone.asked = False
+            zone.stirred = zone.asked = zone.reached = False
             zone.forced = 0
             if zone.region is not None and self.prev is not None:
                 zone.base = zone.region.crop(self.prev).copy()
@@ -936,10 +954,11 @@ class TableTracker:
         return False
 
     def _missed(self, turn: _Zone) -> bool:
-        """Whether something was laid at the seat on turn that the tracker could not
-        name, and it has looked again as often as it will (FORCE_READS)."""
+        """With no later card waiting: whether something was laid at the seat on turn
+        that the tracker could not name (see :meth:`_turn_unseen`), and it has looked
+        again as often as it will (FORCE_READS)."""
         return (not turn.held and not turn.dirty and turn.forced >= FORCE_READS
-                and self._laid_unseen(turn))
+                and self._turn_unseen_at(turn))
 
     def _gap(self, zone: _Zone, expect: Callable[[], Expectation],
              emit: Callable[[Observation], None]) -> bool:
@@ -953,6 +972,7 @@ class TableTracker:
         if not self._given(zone, None, rules, expect):
             return False
         zone.gap_busy = zone.last_busy
+        zone.gap_held = {card for card, _ in zone.held}
         zone.warned = True
         return True
 
@@ -964,11 +984,9 @@ class TableTracker:
         if not rules.gaps or zone.gap_busy is None:
             return None
         card, laid = zone.held[0]
-        index = rules.fills(zone.seat, card)
-        if index is None:
-            return None
-        in_trick = rules.laid % 4 != 0 and (index - 1) // 4 == rules.laid // 4
-        return index if laid <= zone.gap_busy or in_trick else None
+        if laid > zone.gap_busy or card in zone.gap_held:
+            return None  # laid after the gap was made, or waiting there before: a play
+        return rules.fills(zone.seat, card)
 
     def _fills_index(self, zone: _Zone, card: str, rules: Expectation) -> int | None:
         return rules.fills(zone.seat, card)

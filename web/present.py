@@ -315,9 +315,11 @@ def plain_refusal(exc: Exception) -> str:
     elif m := re.fullmatch(r"(\w+) sits at a (\w+) side and must have a (\w+) card played",
                            reason):
         said = f"{seat(m[1])} sits at a {m[2]} side: only a {m[3]} card can lie there"
-    elif m := re.fullmatch(r"(\S+) was already played this hand", reason):
+    elif m := re.fullmatch(r"(\S+) was already played this hand(?: \(play (\d+)\))?", reason):
         words = card_words(m[1])
         said = f"{words[:1].upper() + words[1:]} was already played this hand"
+        if m[2]:
+            said += f" (play {m[2]})"
     else:
         said = reason[:1].upper() + reason[1:]
     where = seat(str(getattr(exc, "seat", "")))

@@ -403,6 +403,10 @@ class Hand:
         """The hand with play ``k`` (from 1) named ``card``, every play checked again;
         raises :class:`IllegalPlay` (this hand unchanged)."""
         new = list(self.plays)
+        for j, other in enumerate(new, 1):
+            if j != k and other.card is card:
+                raise IllegalPlay(k, new[k - 1].seat, card,
+                                  f"{card.id} was already played this hand (play {j})", "R9")
         new[k - 1] = Play(new[k - 1].seat, card)
         trial = Hand(self.moon_seats, self.leader, expected_leader=self.expected_leader)
         for p in new:
