@@ -245,14 +245,20 @@ class Companion:
         from vision.sources import LatestFrame
 
         options: dict[str, Any] = {}
+        resume = None
         if self.opts.demo:
+            from companion.demo_table import resumable
+
+            resume = resumable(self.log.snapshot())
             options = {"hands": self.opts.hands, "seed": self.opts.seed,
                        "speed": self.opts.speed, "realtime": self.opts.pace != "frames"}
+            if resume is not None:
+                options["resume"] = resume  # the simulated table goes on with that hand
         self.source = open_camera(self.opts.source, self.opts.size, **options)
         if self.opts.demo:
             from companion.demo_table import DemoTable
 
-            self.demo_table = DemoTable(self.log, self.source.table)
+            self.demo_table = DemoTable(self.log, self.source.table, resumed=resume is not None)
         if self.source.live:
             self.capture = LatestFrame(self.source).start()
 

@@ -41,6 +41,10 @@ class ConsoleReporter:
         elif kind in ("undo", "correct"):
             self._say(f"{kind}: score now sun {hand['score']['sun']}, "
                       f"moon {hand['score']['moon']}")
+        elif kind == "new_hand" and event["data"].get("abandon"):
+            why = event["data"].get("reason")
+            self._say(f"the half-played hand was set aside{f' ({why})' if why else ''}; "
+                      f"hand {hand['number']} begins")
         elif kind == "new_match":
             self._say(f"new match: {snap['match']['mode']} players, goal {snap['match']['goal']}")
         elif kind == "status":

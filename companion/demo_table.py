@@ -43,7 +43,7 @@ class DemoTable:
     ``hand_records`` (for each hand's moon sides).
     """
 
-    def __init__(self, log: GameLog, table: Any) -> None:
+    def __init__(self, log: GameLog, table: Any, *, resumed: bool = False) -> None:
         self.log = log
         self.table = table
         self.fixes = 0
@@ -51,8 +51,10 @@ class DemoTable:
         self._truth: dict[int, list[tuple[str, str, int]]] = {}  # hand -> (seat, card, clear)
         self._due_hand = -1  # the newest table hand with a play overdue
         snap = log.snapshot()
-        if snap["hand"]["plays"] and not snap["hand"]["complete"]:
-            snap = log.new_hand(abandon=True)  # a half hand from an earlier run
+        if snap["hand"]["plays"] and not snap["hand"]["complete"] and not resumed:
+            # a half hand from an earlier run the simulated table cannot go on with
+            # (see resumable): set aside, and said so (the console prints the event)
+            snap = log.new_hand(abandon=True, reason="the demo table could not resume it")
         # log hand (match number, hand number) -> the table's hand (-1: before the first)
         self._hands: dict[tuple[int, int], int] = {
             _key(snap): -1 if snap["hand"]["complete"] else 0}
@@ -144,6 +146,19 @@ class DemoTable:
         self.fixes += 1
         self.log.set_status("table_fixes", self.fixes)
         return True
+
+
+def resumable(snap: dict[str, Any]) -> dict[str, Any] | None:
+    """The half-played hand of the log, for the simulated table to go on with
+    (:class:`vision.sim.movie.HandMovie` ``resume``): four players, every card named
+    (a gap's card is not known). None when there is none, or it cannot be resumed."""
+    hand = snap["hand"]
+    if not hand["plays"] or hand["complete"] or snap["match"]["mode"] != "four":
+        return None
+    if any(p["card"] is None for p in hand["plays"]):
+        return None
+    return {"moon_seats": list(hand["moon_seats"]), "leader": hand["tricks"][0]["leader"],
+            "plays": [(p["seat"], p["card"]) for p in hand["plays"]]}
 
 
 def _key(snap: dict[str, Any]) -> tuple[int, int]:

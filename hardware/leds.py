@@ -18,12 +18,15 @@ pattern         when
                 the empty new-moon seat (R8)
 ``trouble``     all four blink fast: a refused card waits for correction
                 (R9), or the camera sends no frames
+``check``       a short wink once a second: "check the table" — the camera
+                could not read this seat's card in a trick (an open gap);
+                it winks until the card is named on the page
 ``off``         everything else
 ==============  ===========================================================
 
 When several apply, the first of trouble, hand-over/match-over, handoff, won,
-new-moon, turn wins (a new-moon seat that leads after a lying trick blinks
-slowly like any other).
+new-moon, turn, check wins (a new-moon seat that leads after a lying trick blinks
+slowly like any other; the seat on turn shows its turn even with a gap of its own).
 
 :class:`SeatLights` applies the patterns to a gpiozero ``LEDBoard`` (blinking
 and pulsing run in gpiozero's own background threads, so the thread that
@@ -67,6 +70,7 @@ HAND_OVER = "hand-over"
 MATCH_OVER = "match-over"
 NEW_MOON = "new-moon"
 TROUBLE = "trouble"
+CHECK = "check"
 TEST = "test"
 
 #: Event types after which the hand was changed by something other than a newly
@@ -85,6 +89,7 @@ class Timings:
     pulse: float = 0.5        # fade in and fade out, hand over
     hand_over: float = 3.0    # how long the hand-over pulse lasts
     breathe: float = 1.0      # fade in and fade out, new moon
+    wink: float = 0.15        # on, then off for the rest of a second: check the table
 
     @property
     def flash_total(self) -> float:
@@ -203,6 +208,17 @@ def seat_lights(snapshot: Snapshot, since_card: float | None = None,
     t = timings
     if trouble(snapshot):
         return _all(Pattern.blink(TROUBLE, t.fast_blink, t.fast_blink))
+    lights = _hand_lights(snapshot, since_card, t)
+    gaps = {g["seat"] for g in (snapshot.get("hand") or {}).get("gaps") or ()}
+    if not gaps:
+        return lights
+    check = Pattern.blink(CHECK, t.wink, 1.0 - t.wink)
+    return Lights({seat: check if seat in gaps and p.name == OFF else p
+                   for seat, p in lights.seats.items()}, lights.until)
+
+
+def _hand_lights(snapshot: Snapshot, since_card: float | None, t: Timings) -> Lights:
+    """:func:`seat_lights` without trouble and gaps."""
     hand = snapshot.get("hand") or {}
     if hand.get("complete"):
         if since_card is not None and since_card < t.hand_over:

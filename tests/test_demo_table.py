@@ -186,3 +186,58 @@ def test_demo_paced_by_frames_plays_its_hands_and_ends(tmp_path) -> None:
     log = GameLog.open(tmp_path / "data")
     assert logged_scores(log) == truth_scores(movie)
     log.close()
+
+
+def test_demo_killed_mid_hand_resumes_that_hand(tmp_path) -> None:
+    """Issue 21: ``demo`` killed in the middle of a hand and started again with the same
+    data: the simulated table goes on with that hand where the log stands, so the first
+    page shows every play logged before the kill, and the hand is played to its end."""
+    import time
+
+    from serve_helpers import Serve
+
+    config = tmp_path / "demo.toml"
+    config.write_text("[camera]\nwidth = 320\nheight = 180\n")
+    args = ("demo", "--hands", "1", "--seed", "7", "--speed", "4", "--pace", "frames",
+            "--host", "127.0.0.1")
+    first = Serve(tmp_path / "data", config, args=args)
+    try:
+        first.wait_ready(60)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            hand = first.state()["hand"]
+            if 6 <= len(hand["plays"]) <= 20:
+                break
+            time.sleep(0.05)
+        first.kill()
+    finally:
+        first.__exit__()
+    log = GameLog.open(tmp_path / "data")
+    before = log.snapshot()["hand"]
+    log.close()
+    kept = [(p["seat"], p["card"]) for p in before["plays"]]
+    assert 6 <= len(kept) < 28, kept
+    again = Serve(tmp_path / "data", config, args=args)
+    try:
+        again.wait_ready(60)
+        page = again.get("/").body.decode()
+        hand = again.state()["hand"]
+        assert hand["number"] == before["number"]
+        assert [(p["seat"], p["card"]) for p in hand["plays"]][:len(kept)] == kept
+        assert "of 28 cards" in page and f"Hand {before['number']}" in page
+        from web.present import card_view
+
+        for p in before["plays"]:  # every play logged before the kill, in the tricks list
+            view = card_view(p["card"])
+            assert f'title="{view["cult"]} {view["name"]}"' in page
+        assert again.proc.wait(240) == 0  # the resumed hand is played to its end
+    finally:
+        again.__exit__()
+    log = GameLog.open(tmp_path / "data")
+    hands = log.matches()[-1]["hands"]
+    events = log.events()
+    log.close()
+    assert not any(e["type"] == "new_hand" and e["data"].get("abandon") for e in events)
+    assert hands and len(hands) == 1  # that hand, complete: nothing set aside
+    plays = [(e["data"]["seat"], e["data"]["card"]) for e in events if e["type"] == "play"]
+    assert plays[:len(kept)] == kept and len(plays) >= 28

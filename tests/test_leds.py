@@ -24,6 +24,7 @@ from companion.core.gamelog import GameLog
 from hardware import pins as gpio_pins
 from hardware.config import HardwareConfig
 from hardware.leds import (
+    CHECK,
     HAND_OVER,
     HANDOFF,
     MATCH_OVER,
@@ -495,3 +496,33 @@ def test_leds_test_with_busy_pins(factory: MockFactory,
         assert "cannot drive the LEDs" in capsys.readouterr().err
     finally:
         other.close()
+
+
+# -- check the table: a seat whose card could not be read (issue 21) ---------------------------
+def test_pure_a_gap_seat_winks_check_the_table() -> None:
+    gap = {"index": 2, "seat": "south", "trick": 1, "place": 2, "choices": []}
+    snap = hand_snapshot(next={"seat": "west"}, gaps=[gap])
+    assert names(seat_lights(snap)) == {"north": OFF, "east": OFF, "south": CHECK,
+                                        "west": TURN}
+    check = seat_lights(snap).seats["south"]
+    assert check.animated and check.on_time < check.off_time  # a short wink
+    # the seat on turn shows its turn even with a gap of its own; trouble beats it all
+    assert names(seat_lights(hand_snapshot(next={"seat": "south"}, gaps=[gap]))) == only("south")
+    snap["refused"] = {"seat": "east", "card": "moon-adept", "message": "R3"}
+    assert names(seat_lights(snap)) == {s: TROUBLE for s in SEATS}
+
+
+def test_a_gap_winks_on_the_pins_until_it_is_named(log: GameLog, lights: SeatLights,
+                                                   factory: MockFactory) -> None:
+    play(log, "east", "sun-souls-3")
+    clear(factory)
+    log.gap("south", source="test")
+    assert patterns(log) == {"north": OFF, "east": OFF, "south": CHECK, "west": TURN}
+    south = pin(factory, "south")
+    assert wait_for(lambda: len(south.states) >= 4)
+    states = [st.state for st in south.states[:4]]
+    assert states in ([0.0, 1.0, 0.0, 1.0], [1.0, 0.0, 1.0, 0.0])  # on and off by turns
+    assert pin(factory, "west").state == 1.0
+    log.correct(2, "moon-hierarch", source="test")
+    assert patterns(log) == only("west")
+    assert wait_for(lambda: south.state == 0.0)

@@ -41,7 +41,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from companion.core.cards import SEATS, Card, Seat
+from companion.core.cards import CARDS, SEATS, Card, Seat
 from companion.core.deal import random_plays, random_plays_with_givers
 from companion.core.rules import Hand, Play
 from vision.deck_art import CARD_MM, STYLES
@@ -235,7 +235,7 @@ class HandMovie:
                  moon_seats: tuple[str, str] | None = None,
                  purgatory_bias: float = 0.3, new_moon_cards: bool = False,
                  deck: int | str | None = None, rotation: str | float | None = None,
-                 blank: Collection[str] = ()) -> None:
+                 blank: Collection[str] = (), resume: dict[str, Any] | None = None) -> None:
         if deck is None and style not in STYLES:
             raise ValueError(f"unknown art style {style!r} (styles: {STYLES})")
         if mode not in MODES:
@@ -292,6 +292,8 @@ class HandMovie:
             self.names: dict[Seat, str | None] = {self.soloist: people[0], empty: None,
                                                   others[0]: people[1], others[1]: people[2]}
         else:
+            if resume is not None:
+                moon_seats = tuple(resume["moon_seats"])  # type: ignore[assignment]
             if moon_seats is not None:
                 a, b = (Seat.parse(s) for s in moon_seats)
             else:
@@ -299,6 +301,11 @@ class HandMovie:
                 b = a.opposite
             self.moon_seats = (a, b) if a.index < b.index else (b, a)
             self.dealer = self.rng.choice(SEATS)
+            if resume is not None:
+                self.dealer = Seat.parse(resume["leader"]).right
+        #: A hand half played before (four players; ``moon_seats``, ``leader``, ``plays``
+        #: as (seat, card)): the first hand goes on from there (see :meth:`_resumed`).
+        self.resume = resume if mode == "four" else None
         k = 0 if self.moon_seats[0] is Seat.NORTH else 1
         k += 2 * self.rng.randrange(2)
         angle = k * 90.0 + self.rng.uniform(-MOVIE_TWILIGHT_JITTER_DEG, MOVIE_TWILIGHT_JITTER_DEG)
@@ -421,7 +428,11 @@ class HandMovie:
         else:
             leader = self.dealer.left
         givers: list[Seat | None]
-        if self.new_moon_cards:
+        done = 0
+        if number == 0 and self.resume is not None:
+            plays, done = self._resumed(rng, leader)
+            givers = [None] * len(plays)
+        elif self.new_moon_cards:
             plays, given = _plays_with_givers(rng, self.moon_seats, leader, self.purgatory_bias)
             givers = list(given)
         else:
@@ -442,8 +453,14 @@ class HandMovie:
             empty = self.soloist.opposite
             self._lay_out_dummy([p.card for p, g in zip(plays, givers, strict=True)
                                  if g is empty])
-        yield from self._pause(self._n(1.0))
         for i, play in enumerate(plays):
+            if i == done:
+                yield from self._pause(self._n(1.0))
+            if i < done:
+                hand.play(play.seat, play.card)
+                self._already_laid(play, number, hand)
+                record["plays"].append(play.to_dict())
+                continue
             if i % 4 == 0 and i and self.bump > 0 and rng.random() < self.bump:
                 yield from self._bump()
             hand.play(play.seat, play.card)
@@ -465,6 +482,45 @@ class HandMovie:
             yield from self._sweep(rng.choice(self._arm_seats()), square=False)
         if self.mode == "four":
             self.dealer = self.dealer.left
+
+    def _resumed(self, rng: random.Random, leader: Seat) -> tuple[list[Play], int]:
+        """The resumed hand's plays: those laid before (``resume["plays"]``), then a legal
+        random rest (the player on turn has a card of his cult played, R3: any card of
+        that cult not yet played fits); and how many were laid before."""
+        assert self.resume is not None
+        hand = Hand(self.moon_seats, leader)
+        for seat, card in self.resume["plays"]:
+            hand.play(Seat.parse(seat), Card.parse(card))
+        plays = list(hand.plays)
+        done = len(plays)
+        while not hand.complete:
+            nxt = hand.next
+            assert nxt is not None
+            left = [c for c in CARDS if c.cult is nxt[1] and not hand.played(c)]
+            card = rng.choice(left)
+            hand.play(nxt[0], card)
+            plays.append(hand.plays[-1])
+        return plays, done
+
+    def _already_laid(self, play: Play, hand_no: int, hand: Hand) -> None:
+        """A play of the resumed hand laid before the movie began: its truth events at
+        frame 0; the cards still on the table then (the trick being laid, tricks lying)
+        lie at their sides."""
+        self.events.append({"type": "play", "frame": 0, "seat": play.seat.value,
+                            "card": play.card.id, "clear_frame": 0, "hand_index": hand_no})
+        trick = hand.tricks[-1]
+        if trick.complete:
+            self.events.append({"type": "trick", "frame": 0,
+                                "winner": trick.winner.value if trick.winner else None,
+                                "hand_index": hand_no})
+        keep = {p.card.id for t in hand.lying_tricks for p in t.plays}
+        if not trick.complete:
+            keep |= {p.card.id for p in trick.plays}
+        self.lying = [item for item in self.lying if item.card.card_id in keep]
+        if play.card.id in keep:
+            x, y, angle = side_pose(self.rng, play.seat, self.twilight)
+            self.lying.append(_Lying(play.seat, Placed(play.card.id, x, y, angle)))
+        self._changed()
 
     def _lay_out_dummy(self, cards: list[Card]) -> None:
         """The new moon's cards face up in an overlapping row at its edge (R8)."""
