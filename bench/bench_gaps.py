@@ -1,7 +1,7 @@
 """A card the camera can never read (issue 21): gaps instead of refusals.
 
 For each of ``BENCH_GAP_HANDS`` hands (default 20; seeds from 210000, art styles 0
-and 1 in turn, 960x540 at 10 fps) one random card of the hand is drawn blank inside
+and 1 in turn, 960x540 at 10 fps, the table still for 12 s after it) one random card of the hand is drawn blank inside
 its border (its cult's colour kept: :func:`vision.sim.movie.blank_art`), so no look
 can ever name it. The real watch pipeline (tracker, recogniser, rules, game log)
 watches the hand; then the gap is named through the page's API (``POST
@@ -30,29 +30,15 @@ from companion.app import Companion, Options
 from companion.config import Config
 from companion.core.gamelog import GameLog
 from vision.sim.decks import taught_deck
-from vision.sim.movie import HandMovie
+from vision.sim.movie import HandMovie, SimulatedTable
 from vision.tracker import TableTracker
 
 SEED0 = 210_000
 SIZE = (960, 540)
 FPS = 10.0
 PIN = "2468"
-
-
-class _Movie:
-    """A hand movie as a recording."""
-
-    live = False
-
-    def __init__(self, movie: HandMovie) -> None:
-        self.frames = movie.frames()
-
-    def read(self):  # type: ignore[no-untyped-def]
-        frame = next(self.frames, None)
-        return None if frame is None else frame.image
-
-    def close(self) -> None:
-        self.frames = iter(())
+#: Seconds the table lies still after the hand before the recording ends.
+END_STILL_S = 12.0
 
 
 def gap_hand(seed: int, style: int, folder: Path) -> dict:
@@ -69,7 +55,11 @@ def gap_hand(seed: int, style: int, folder: Path) -> dict:
     log = GameLog.open(folder / "data")
     events_path = folder / "events.jsonl"
     comp = Companion(Options(source="bench", events=str(events_path)), Config(), log)
-    comp.source = _Movie(HandMovie(seed, style, SIZE, FPS, hands=1, blank={blank["card"]}))
+    # the table lies still a while after the hand, as a real one does (the camera goes
+    # on): a blank last card is a gap only once its seat has been still for a while
+    comp.source = SimulatedTable(seed=seed, style=style, size=SIZE, fps=FPS, hands=1,
+                                 realtime=False, end_still_s=END_STILL_S,
+                                 blank={blank["card"]})
     comp.tracker = TableTracker(taught_deck(style))
     start = time.perf_counter()
     comp.watch()
