@@ -177,3 +177,26 @@ def test_a_refusal_in_plain_words(tmp_path) -> None:
         "Play 1 (East, the moon adept): East sits at a sun side: only a sun card can lie "
         "there.")
     log.close()
+
+
+def test_a_hand_set_aside_is_said_on_the_page_and_console(tmp_path) -> None:
+    import io
+
+    import web
+    from companion.console import ConsoleReporter
+
+    log = GameLog.open(tmp_path / "data")
+    out = io.StringIO()
+    log.subscribe(ConsoleReporter(out))
+    log.play("east", "sun-souls-7")
+    log.play("south", "moon-priest")
+    snap = log.new_hand(abandon=True, reason="the demo table could not resume it")
+    assert snap["hand"]["set_aside"] == {"number": 1, "cards": 2,
+                                         "reason": "the demo table could not resume it"}
+    assert "set aside (the demo table could not resume it)" in out.getvalue()
+    app = web.create_app(log, config={"DATA_DIR": str(tmp_path / "data"), "TABLE_PIN": "2468"})
+    page = app.test_client().get("/").get_data(as_text=True)
+    assert "The unfinished hand 1 (2 of 28 cards) was set aside" in page
+    log.play("east", "sun-souls-7")  # the next hand's first card: the note goes
+    assert log.snapshot()["hand"]["set_aside"] is None
+    log.close()

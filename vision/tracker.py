@@ -20,19 +20,26 @@ of the look before the side settled is read too when the first read does not dec
 in turn order, in the order they were laid. A card at a seat that is not on turn
 waits while the seat on turn may still be laying its card. Then:
 
-* if the seat on turn has had nothing laid since its last play, the waiting
-  card goes to the rules, which refuse it (R9) — a warning, never a play;
-* if something was laid there that the tracker did not confirm (read while
-  partly covered or shadowed, or a card the recogniser cannot name), the
-  tracker looks again at that side every :data:`FORCE_EVERY` frames even
-  without motion (at most :data:`FORCE_READS` times), asks the table once
-  (a warning) to lay the missed card by hand, and keeps the later cards held:
-  once the missed card is in the game log — read at last, or laid through
-  ``gamelog.play`` by the table — the held cards are given out in order.
+* if no hand reached the seat on turn since its last play, the waiting card goes
+  to the rules, which refuse it (R9) — a warning, never a play;
+* if a hand reached there but the tracker confirmed no card (read while partly
+  covered or shadowed, a card the recogniser cannot name, a blank face it takes
+  for no card), the tracker looks again at that side every :data:`FORCE_EVERY`
+  frames even without motion (at most :data:`FORCE_READS` times); a card laid by
+  hand through ``gamelog.play`` meanwhile is taken as the missed one. Then the
+  seat on turn gets a **gap** (issue 21): a card laid in turn that nobody named
+  yet. The game keeps its place (the rules core's ``Hand.play_gap``) and the held
+  cards are given out in order after it. A card read at last at a gap's seat with
+  no new motion there since fills the gap (``fill``); else the table names it on
+  the score page. The hand's last card, with no card waiting after it, becomes a
+  gap once its side has been still :data:`IDLE_LOOKS` and looked at again.
 
 The first card of a hand tells who leads (C7): while a card laid before the first
-confirmed one cannot be read (``unknown``), the confirmed cards wait for it, as they
-wait for a missed card at the seat on turn. Between hands the last trick's cards
+confirmed one cannot be read (``unknown``, or read as no card where the side plainly
+changed), the confirmed cards wait for it; once its side gave up reading it and they
+waited :data:`OUT_OF_TURN_WAIT`, it is a gap that leads. After a trick with a gap in
+it nobody knows who leads: the earliest card laid next leads (the rules core settles
+the trick by it). Between hands the last trick's cards
 count as lying, not laid; one seen taken away from a side and laid there again is
 the next hand's lead (the deck is dealt anew, so the same card may well lead).
 
@@ -402,7 +409,6 @@ class _Zone:
     base_look: np.ndarray | None = None  # ...its fine look then
     forced: int = 0  # fresh reads without motion while later cards wait for this seat
     next_force: int = 0
-    asked: bool = False  # the table was asked to lay this seat's missed card
     refused: str | None = None  # a card the rules refused, until the side changes
     unknown_reads: int = 0
     unreadable: int | None = None  # frame a card that reads "unknown" was laid here
@@ -448,7 +454,7 @@ class TableTracker:
         self.last_locate = -LOCATE_EVERY
         self.reported_moon: tuple[str, str] | None = None
         self.reads = 0
-        self.frame = None
+        self.frame: np.ndarray | None = None  # the frame being looked at
 
     # -- thumbnails and zones -----------------------------------------------------------------
     def _thumb(self, frame: np.ndarray) -> np.ndarray:
@@ -482,7 +488,7 @@ class TableTracker:
              emit: Callable[[Observation], None]) -> None:
         """Look at one frame; emit what it shows."""
         self.frame_no = frame_no
-        self.frame: np.ndarray | None = frame
+        self.frame = frame
         self.looks += 1
         thumb = self._thumb(frame)
         prev, self.prev = self.prev, thumb
@@ -703,10 +709,10 @@ class TableTracker:
             zone.unreadable = None
         elif (not forced and early is None and zone.unreadable is None and zone.moved
               and expect.laid == 0 and self._looks_laid(zone, frame)):
-            # no card named, not surely, before the hand's first card, where the side now
-            # looks unlike both its look before and the empty table: a card that cannot
-            # be read (a blank or foreign face, one the recogniser takes for a back) may
-            # be the lead. (Later in the hand, a side swept looks changed too: there the
+            # no card named before the hand's first card, where the side now looks
+            # unlike both its look before and the empty table: a card that cannot be
+            # read (a blank or foreign face, one the recogniser takes for no card or a
+            # back) may be the lead. (Later in the hand, a side swept looks changed too: there the
             # turn order tells, see _out_of_turn.)
             zone.unreadable = zone.last_busy
         elif reading.confidence >= SURE_CONFIDENCE:
@@ -890,13 +896,15 @@ class TableTracker:
                     zone.held = [h for h in zone.held if h[0] not in rules.played]
                 if zone.held:
                     ready.append(zone)
-            filling = next((z for z in ready if self._fills(z, rules) is not None), None)
+            filling = next(((z, i) for z in ready
+                            if (i := self._fills(z, rules)) is not None), None)
             if filling is not None:
-                card, _ = filling.held.pop(0)
-                emit(Observation("fill", self.frame_no, seat=filling.seat, card=card,
-                                 index=self._fills_index(filling, card, rules)))
-                if expect().gaps != rules.gaps:
-                    filling.gap_busy = None
+                zone, index = filling
+                card, _ = zone.held.pop(0)
+                emit(Observation("fill", self.frame_no, seat=zone.seat, card=card,
+                                 index=index))
+                if not any(seat == zone.seat for seat, _ in expect().gaps):
+                    zone.gap_busy = None  # no gap left here to fill
                 continue
             turn = self.zones.get(rules.next_seat or "")
             if not ready:
@@ -942,7 +950,7 @@ class TableTracker:
         after = expect()
         if (card in after.played or after.next_seat != rules.next_seat
                 or len(after.gaps) != len(rules.gaps)):
-            zone.stirred = zone.asked = zone.reached = False
+            zone.stirred = zone.reached = False
             zone.forced = 0
             if zone.region is not None and self.prev is not None:
                 zone.base = zone.region.crop(self.prev).copy()
@@ -955,7 +963,7 @@ class TableTracker:
 
     def _missed(self, turn: _Zone) -> bool:
         """With no later card waiting: whether something was laid at the seat on turn
-        that the tracker could not name (see :meth:`_turn_unseen`), and it has looked
+        that the tracker could not name (:meth:`_turn_unseen_at`), and it has looked
         again as often as it will (FORCE_READS)."""
         return (not turn.held and not turn.dirty and turn.forced >= FORCE_READS
                 and self._turn_unseen_at(turn))
@@ -986,9 +994,6 @@ class TableTracker:
         card, laid = zone.held[0]
         if laid > zone.gap_busy or card in zone.gap_held:
             return None  # laid after the gap was made, or waiting there before: a play
-        return rules.fills(zone.seat, card)
-
-    def _fills_index(self, zone: _Zone, card: str, rules: Expectation) -> int | None:
         return rules.fills(zone.seat, card)
 
     def _out_of_turn(self, ready: list[_Zone], turn: _Zone | None,

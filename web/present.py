@@ -203,6 +203,7 @@ def hand_view(hand: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]:
              "trick": g["trick"], "choices": [card_view(c) for c in g["choices"]]}
             for g in hand.get("gaps") or ()]
     return {
+        "set_aside": hand.get("set_aside"),
         "gaps": gaps,
         "provisional": bool(hand.get("provisional")),
         "number": hand.get("number", 1),

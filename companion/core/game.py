@@ -107,6 +107,8 @@ class Game:
         else:
             self.hand = Hand(setup.moon_seats, None, expected_leader=leader)
         self.refused: dict[str, Any] | None = None
+        #: the unfinished hand set aside for this one (number, cards, reason), if any
+        self.set_aside: dict[str, Any] | None = None
 
     def _setup_from(self, data: dict[str, Any], base: HandSetup) -> HandSetup:
         obj: dict[str, Any] = {
@@ -180,7 +182,13 @@ class Game:
             raise GameError("the match is over (R7): start a new match", "R7")
         base = self.match.next_setup(self.setup) if self.hand_added else self.setup
         setup = self._setup_from(data, base)
+        aside = None
+        if self.hand.plays and not self.hand.complete:
+            reason = data.get("reason")
+            aside = {"number": len(self.match.hands) + 1, "cards": len(self.hand.plays),
+                     "reason": str(reason) if reason else None}
         self._begin(setup, fixed="leader" in data or "dealer" in data)
+        self.set_aside = aside
 
     def _on_setup(self, data: dict[str, Any], ts: float) -> None:
         if self.hand.plays and set(data) - {"names"}:
@@ -329,6 +337,7 @@ class Game:
         }
         out["leader_fixed"] = self.fixed_leader
         out["gaps"] = self.gaps_view()
+        out["set_aside"] = self.set_aside if not self.hand.plays else None
         if self.hand_added and not self.match.over:
             out["next_hand"] = self.match.next_setup(self.setup).to_dict()
         else:
