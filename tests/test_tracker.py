@@ -317,3 +317,36 @@ def test_the_arm_leaving_beyond_a_cards_reach_does_not_restart_the_wait(monkeypa
     assert [(s, c) for _, s, c in whole] == [(seat, play["card"])]
     assert whole[0][0] > given
     assert all(still for _, still, read in whole_looks if read)
+
+
+@pytest.mark.slow
+def test_a_gap_fills_itself_when_the_hand_over_the_card_lifts(tmp_path) -> None:
+    """A forearm rests on a card until the game shows a gap there, then lifts: the card
+    is read at last and fills its gap itself (the first motion there since the gap
+    was a hand lifting off the card, not an arm arriving); never a wrong play."""
+    seed, style, hidden = 32, 1, 1
+    truth_movie = HandMovie(seed, style, SIZE, 10.0, hands=1, render=False)
+    for _ in truth_movie.frames():
+        pass
+    truth = truth_movie.events
+    want = play_events(truth)
+    miss = [e for e in truth if e["type"] == "play"][hidden]
+    log = GameLog.open(tmp_path / "data")
+    arm = forearm_on(miss["seat"], miss["card"])
+
+    def until_gap(frame):
+        return None if log.snapshot()["hand"]["gaps"] else arm(frame)
+
+    source = MovieRecording(HandMovie(seed, style, SIZE, 10.0, hands=1), paint=until_gap)
+    events, snap, _ = watch_source(tmp_path, source, log, style)
+    assert source.painted > 10
+    gaps = [e for e in events if e["type"] == "gap"]
+    assert [(g["seat"], g["index"]) for g in gaps] == [(miss["seat"], hidden + 1)]
+    fills = [e for e in events if e["type"] == "play" and "gap" in e]
+    assert [(f["seat"], f["card"], f["source"], f["gap"]) for f in fills] == [
+        (miss["seat"], miss["card"], "camera", hidden + 1)]
+    camera = [(e["seat"], e["card"]) for e in events if e["type"] == "play" and "gap" not in e]
+    assert camera == [p for p in want if p != (miss["seat"], miss["card"])]
+    assert snap["hand"]["gaps"] == [] and not snap["hand"]["provisional"]
+    assert [(p["seat"], p["card"]) for p in snap["hand"]["plays"]] == want
+    assert snap["hand"]["score"] == next(e["score"] for e in truth if e["type"] == "hand")

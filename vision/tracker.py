@@ -421,6 +421,7 @@ class _Zone:
     scores: dict[str, float] = field(default_factory=dict)
     gap_busy: int | None = None  # last_busy when a gap was given out here (None: no gap)
     gap_held: set[str] = field(default_factory=set)  # cards held here then: plays, not fills
+    gap_motion: str | None = None  # the first motion here since: "lift" or "arrive"
 
 
 class TableTracker:
@@ -580,6 +581,15 @@ class TableTracker:
         zone.still = not busy
         if busy:
             assert moving is not None
+            if zone.gap_busy is not None:
+                if zone.gap_motion is None:
+                    # the first motion since a gap was made here: a hand lifting off
+                    # the card (where a card lies at once) or an arm arriving (its
+                    # outer part first)
+                    zone.gap_motion = ("lift" if band.share(moving) > BUSY_FRACTION
+                                       else "arrive")
+                elif zone.gap_motion == "lift" and zone.quiet >= SETTLE_FRAMES:
+                    zone.gap_motion = "moved"  # motion again after the lift had settled
             if not zone.moved:
                 zone.before = zone.reference  # the side's look before this motion
             zone.dirty = zone.moved = zone.stirred = True
@@ -981,20 +991,33 @@ class TableTracker:
             return False
         zone.gap_busy = zone.last_busy
         zone.gap_held = {card for card, _ in zone.held}
+        # a side moving as the gap is made: what moves there is not known
+        zone.gap_motion = None if zone.still and not zone.dirty else "moved"
         zone.warned = True
         return True
 
     def _fills(self, zone: _Zone, rules: Expectation) -> int | None:
         """The open gap at *zone*'s seat its first held card fills: it is one of the
-        cards that can lie there, and it is the card the gap was laid as (nothing was
-        laid there since: no motion where a card lies, or the seat has its gap in the
-        trick still being laid)."""
+        cards that can lie there, and it is the card the gap stands for, not a card
+        laid since: nothing moved where a card lies there since the gap was made (a
+        better look); or the first motion there since was a hand lifting off the card
+        (motion where a card lies at once, not an arm arriving from the seat's edge);
+        or the gap's trick is not complete on the table yet (R3: the seat cannot have
+        laid again before the trick's other cards). Cards waiting there when the gap
+        was made are plays."""
         if not rules.gaps or zone.gap_busy is None:
             return None
         card, laid = zone.held[0]
-        if laid > zone.gap_busy or card in zone.gap_held:
-            return None  # laid after the gap was made, or waiting there before: a play
-        return rules.fills(zone.seat, card)
+        if card in zone.gap_held:
+            return None
+        index = rules.fills(zone.seat, card)
+        if index is None or laid <= zone.gap_busy or zone.gap_motion == "lift":
+            return index
+        # laid (or uncovered) since: the plays after the gap in the log and the cards
+        # laid before it and waiting, against the gap's trick's cards still to come
+        after = rules.laid - index + sum(1 for other in self.zones.values() if other is not zone
+                                         for _, when in other.held if when < laid)
+        return index if after < 3 - (index - 1) % 4 else None
 
     def _out_of_turn(self, ready: list[_Zone], turn: _Zone | None,
                      emit: Callable[[Observation], None]) -> _Zone | str | None:
