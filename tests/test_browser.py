@@ -349,3 +349,29 @@ def test_a_refused_correction_is_readable_above_the_dialog(page, server, log):
     assert page.is_visible("#fix") and log.snapshot()["hand"]["plays"][0]["card"] == "sun-souls-3"
     shot(page, "score-correction-refused.png")
     assert page.errors == []
+
+
+def test_a_gap_is_named_with_one_tap_at_phone_size(page, server, log):
+    """Issue 21: an open gap is shown at the top of the score page with the cards that
+    can lie there; at the table (PIN) one tap names it and the score is exact."""
+    east, south, west, north = FIRST_TRICK
+    log.play(*east)
+    log.gap(south[0], source="camera")
+    log.play(*west)
+    log.play(*north)
+    open_live(page, server)
+    banner = page.locator('.banner.gap')
+    expect(banner).to_contain_text("South's card in trick 1: not read")
+    assert page.is_visible("#provisional")
+    page.click("#controls summary")
+    page.fill('#login input[name="pin"]', PIN)
+    page.click('#login button')
+    choice = page.locator(f'[data-gap-card="{south[1]}"]')
+    expect(choice).to_be_visible(timeout=2000)
+    box = choice.bounding_box()
+    assert box is not None and box["x"] + box["width"] <= PHONE["width"]
+    choice.click()
+    expect(page.locator('.banner.gap')).to_have_count(0, timeout=2000)
+    assert log.snapshot()["hand"]["gaps"] == []
+    expect(page.locator('[data-score="moon"] b')).to_have_text("15", timeout=2000)
+    assert page.errors == []
