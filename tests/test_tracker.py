@@ -324,7 +324,7 @@ def test_a_gap_fills_itself_when_the_hand_over_the_card_lifts(tmp_path) -> None:
     """A forearm rests on a card until the game shows a gap there, then lifts: the card
     is read at last and fills its gap itself (the first motion there since the gap
     was a hand lifting off the card, not an arm arriving); never a wrong play."""
-    seed, style, hidden = 32, 1, 1
+    seed, style, hidden = 32, 1, 4
     truth_movie = HandMovie(seed, style, SIZE, 10.0, hands=1, render=False)
     for _ in truth_movie.frames():
         pass

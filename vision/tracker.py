@@ -421,7 +421,6 @@ class _Zone:
     scores: dict[str, float] = field(default_factory=dict)
     gap_busy: int | None = None  # last_busy when a gap was given out here (None: no gap)
     gap_held: set[str] = field(default_factory=set)  # cards held here then: plays, not fills
-    gap_motion: str | None = None  # the first motion here since: "lift" or "arrive"
 
 
 class TableTracker:
@@ -581,15 +580,6 @@ class TableTracker:
         zone.still = not busy
         if busy:
             assert moving is not None
-            if zone.gap_busy is not None:
-                if zone.gap_motion is None:
-                    # the first motion since a gap was made here: a hand lifting off
-                    # the card (where a card lies at once) or an arm arriving (its
-                    # outer part first)
-                    zone.gap_motion = ("lift" if band.share(moving) > BUSY_FRACTION
-                                       else "arrive")
-                elif zone.gap_motion == "lift" and zone.quiet >= SETTLE_FRAMES:
-                    zone.gap_motion = "moved"  # motion again after the lift had settled
             if not zone.moved:
                 zone.before = zone.reference  # the side's look before this motion
             zone.dirty = zone.moved = zone.stirred = True
@@ -991,8 +981,6 @@ class TableTracker:
             return False
         zone.gap_busy = zone.last_busy
         zone.gap_held = {card for card, _ in zone.held}
-        # a side moving as the gap is made: what moves there is not known
-        zone.gap_motion = None if zone.still and not zone.dirty else "moved"
         zone.warned = True
         return True
 
@@ -1000,18 +988,19 @@ class TableTracker:
         """The open gap at *zone*'s seat its first held card fills: it is one of the
         cards that can lie there, and it is the card the gap stands for, not a card
         laid since: nothing moved where a card lies there since the gap was made (a
-        better look); or the first motion there since was a hand lifting off the card
-        (motion where a card lies at once, not an arm arriving from the seat's edge);
-        or the gap's trick is not complete on the table yet (R3: the seat cannot have
-        laid again before the trick's other cards). Cards waiting there when the gap
-        was made are plays."""
+        better look), or the gap's trick is not complete on the table yet (a hand
+        lifted off the card: R3, the seat cannot have laid again before the trick's
+        other cards). A hand lifting off the card once the trick is complete looks
+        like the seat laying its next card (an arm's first motion may already reach
+        where a card lies): that card is taken as a play, the gap stays for the table
+        to name. Cards waiting there when the gap was made are plays."""
         if not rules.gaps or zone.gap_busy is None:
             return None
         card, laid = zone.held[0]
         if card in zone.gap_held:
             return None
         index = rules.fills(zone.seat, card)
-        if index is None or laid <= zone.gap_busy or zone.gap_motion == "lift":
+        if index is None or laid <= zone.gap_busy:
             return index
         # laid (or uncovered) since: the plays after the gap in the log and the cards
         # laid before it and waiting, against the gap's trick's cards still to come
