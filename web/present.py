@@ -166,7 +166,7 @@ def hand_view(hand: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]:
             "cult": "moon" if seat in moon else "sun",
             "role": role,
             "on_turn": bool(nxt and nxt.get("seat") == seat),
-            "card": card_view(card) if card else None,
+            "card": card_view(card) if seat in by_seat else None,  # a gap: "?"
             "won": bool(trick and trick.get("winner") == seat),
             "led": bool(trick and trick.get("leader") == seat),
             "led_state": leds.get(seat) if leds else None,
