@@ -677,7 +677,8 @@ class TableTracker:
                 zone.votes, zone.doubted = {}, True
             if forced or early is not None:
                 return  # the side's own reads decide when to read again, or warn
-            if zone.unreadable is None and self._laid(zone, thumb):
+            if zone.unreadable is None and (self._laid(zone, thumb)
+                                            or (zone.moved and self._looks_laid(zone, frame))):
                 zone.unreadable = zone.last_busy
             if (not zone.moved and not zone.stirred and zone.top is None
                     and zone.settled_look is None and not zone.empty_looks and zone.fine is not None):
