@@ -51,7 +51,7 @@ def _deck_export(args: argparse.Namespace) -> int:
 
 
 def _recognise(args: argparse.Namespace) -> int:
-    from vision.recognise import run
+    from companion.recognise_cmd import run
 
     return run(args)
 

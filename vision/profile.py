@@ -53,7 +53,7 @@ CHROMA_MIN = 14.0
 #: Margin (mm) left out at a face's edge when measuring colours: the table shows there.
 COLOUR_MARGIN_MM = 3.0
 #: Bump when the built-in cache's content changes meaning.
-_CACHE_VERSION = 1
+_CACHE_VERSION = 2
 #: Limits on an enrolment image, checked before it is decoded (the pixels: the one
 #: limit of every image the product reads, vision.imagefile.MAX_PIXELS).
 MAX_ENROL_BYTES = 40_000_000
@@ -74,6 +74,10 @@ class DeckProfile:
     cult_hist: dict[str, np.ndarray]
     #: cult -> its representative colour as it appears, BGR (for drawing and reports)
     cult_bgr: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+    #: the cards' outline ratio (long / short side, the median of the taught faces)
+    card_aspect: float = CARD_MM[1] / CARD_MM[0]
+    #: the Twilight card's height / width as taught (moon sides top and bottom)
+    twilight_aspect: float = CARD_MM[1] / CARD_MM[0]
 
     @property
     def ids(self) -> tuple[str, ...]:
@@ -86,15 +90,18 @@ class DeckProfile:
         missing = [i for i in REQUIRED_IDS if i not in images]
         if missing:
             raise ProfileError(f"missing card images: {', '.join(missing)}")
-        faces = {cid: _normalise_face(img) for cid, img in images.items()
-                 if cid in REQUIRED_IDS or cid in OPTIONAL_IDS}
+        faces = {cid: _normalise_face(img, turn=cid != TWILIGHT_ID)
+                 for cid, img in images.items() if cid in REQUIRED_IDS or cid in OPTIONAL_IDS}
+        card_aspect = float(np.median([max(images[c].shape[:2]) / min(images[c].shape[:2])
+                                       for c in CARD_IDS]))
+        th, tw = images[TWILIGHT_ID].shape[:2]
         cult_hist, cult_bgr = {}, {}
         for cult in Cult:
             ids = [c for c in CARD_IDS if Card.parse(c).cult is cult]
             hist = sum(chroma_hist(faces[c]) for c in ids)
             cult_hist[cult.value] = hist / max(float(hist.sum()), 1e-9)
             cult_bgr[cult.value] = _dominant_colour([faces[c] for c in ids])
-        return cls(name, faces, cult_hist, cult_bgr)
+        return cls(name, faces, cult_hist, cult_bgr, card_aspect, th / tw)
 
     # -- files
     def save(self, folder: str | os.PathLike) -> None:
@@ -103,7 +110,9 @@ class DeckProfile:
         out.mkdir(parents=True, exist_ok=True)
         meta = {"format": FORMAT, "name": self.name, "ids": list(self.faces),
                 "card_mm": list(CARD_MM), "face_px_per_mm": FACE_PX_PER_MM,
-                "cult_colours": {k: list(v) for k, v in self.cult_bgr.items()}}
+                "cult_colours": {k: list(v) for k, v in self.cult_bgr.items()},
+                "card_aspect": round(self.card_aspect, 4),
+                "twilight_aspect": round(self.twilight_aspect, 4)}
         arrays = {f"face:{cid}": img for cid, img in self.faces.items()}
         arrays.update({f"hist:{k}": v.astype(np.float32) for k, v in self.cult_hist.items()})
         np.savez_compressed(out / "faces.npz", **arrays)
@@ -128,16 +137,22 @@ class DeckProfile:
             faces = {cid: data[f"face:{cid}"] for cid in meta["ids"]}
             hist = {c.value: data[f"hist:{c.value}"] for c in Cult}
         bgr = {k: tuple(int(x) for x in v) for k, v in meta.get("cult_colours", {}).items()}
-        return cls(meta.get("name", root.name), faces, hist, bgr)
+        default = CARD_MM[1] / CARD_MM[0]
+        return cls(meta.get("name", root.name), faces, hist, bgr,
+                   float(meta.get("card_aspect", default)),
+                   float(meta.get("twilight_aspect", default)))
 
 
-def _normalise_face(img: np.ndarray) -> np.ndarray:
+def _normalise_face(img: np.ndarray, turn: bool = True) -> np.ndarray:
+    """*img* as B,G,R at FACE_SIZE (its shape is kept apart, as an aspect); a landscape
+    picture of a card is turned upright (*turn*; not the Twilight card's, whose moon
+    sides are top and bottom as taught, whatever its shape)."""
     if img.ndim == 2:
         img = cv2.cvtColor(img, cv2.COLOR_GRAY2BGR)
     elif img.shape[2] == 4:
         img = cv2.cvtColor(img, cv2.COLOR_BGRA2BGR)
     h, w = img.shape[:2]
-    if w > h:  # a landscape photo of a portrait card: the C5 images are upright
+    if turn and w > h:  # a landscape photo of a portrait card: the C5 images are upright
         img = cv2.rotate(img, cv2.ROTATE_90_CLOCKWISE)
     return cv2.resize(img, FACE_SIZE, interpolation=cv2.INTER_AREA)
 
@@ -284,6 +299,12 @@ def enrol(folder: str | os.PathLike, out: str | os.PathLike) -> DeckProfile:
     written unless every image is good."""
     images = read_enrolment(folder)
     profile = DeckProfile.from_faces(Path(out).name or "deck", images)
+    from vision.faces import alike_pairs
+
+    alike = alike_pairs(profile.faces, profile.card_aspect)
+    if alike:
+        pairs = ", ".join(f"{a} and {b} ({c:.3f})" for a, b, c in alike)
+        raise ProfileError(f"{Path(folder)}: faces too alike to tell apart: {pairs}")
     target = Path(out)
     if target.exists() and not target.is_dir():
         raise ProfileError(f"{target}: exists and is not a folder")

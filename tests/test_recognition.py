@@ -1,0 +1,342 @@
+"""Recognition that holds on any table (issue 20): behaviour, not internals.
+
+Scenes are composed here from card faces (the built-in art, or a procedural deck
+drawn below and taught through ``deck enrol``) on the simulator's table textures, so
+each test pins one invariance exactly: a square Twilight card, portrait cards at east
+and west, cards at 45 degrees, a deck never seen, one card photographed with table
+around it. Small frames (640 x 480), a few scenes each.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+import cv2
+import numpy as np
+import pytest
+
+from companion.cli import main
+from companion.core.cards import CARD_IDS, SEATS, TWILIGHT_ID, Card
+from vision.annotate import annotate
+from vision.deck_art import render_card
+from vision.profile import REQUIRED_IDS, DeckProfile, builtin_profile
+from vision.recognise import Recogniser
+from vision.sim.simulator import render_scene, table_texture
+
+SIZE = (640, 480)
+#: image px per mm of the composed scenes: a card 88 mm long is 79 px
+PX_PER_MM = 0.9
+#: seats' directions in the picture (north up)
+DIRECTION = {"north": (0, -1), "east": (1, 0), "south": (0, 1), "west": (-1, 0)}
+
+
+def _rounded_mask(w: int, h: int, r: int) -> np.ndarray:
+    m = np.zeros((h, w), np.uint8)
+    cv2.rectangle(m, (r, 0), (w - 1 - r, h - 1), 255, -1)
+    cv2.rectangle(m, (0, r), (w - 1, h - 1 - r), 255, -1)
+    for x, y in ((r, r), (w - 1 - r, r), (r, h - 1 - r), (w - 1 - r, h - 1 - r)):
+        cv2.circle(m, (x, y), r, 255, -1)
+    return m
+
+
+def _paste(img: np.ndarray, face: np.ndarray, centre, angle: float, size_mm) -> np.ndarray:
+    """Draw *face* (upright) at *centre* (px), turned *angle* degrees clockwise, *size_mm*
+    (w, h) big; returns its corners (TL, TR, BR, BL of the upright art) in px."""
+    fh, fw = face.shape[:2]
+    w, h = size_mm[0] * PX_PER_MM, size_mm[1] * PX_PER_MM
+    a = np.radians(angle)
+    R = np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
+    local = np.array([(-w / 2, -h / 2), (w / 2, -h / 2), (w / 2, h / 2), (-w / 2, h / 2)])
+    quad = (local @ R.T + centre).astype(np.float32)
+    src = np.float32([(0, 0), (fw, 0), (fw, fh), (0, fh)])
+    M = cv2.getPerspectiveTransform(src, quad)
+    mask = _rounded_mask(fw, fh, max(2, fw // 20))
+    H, W = img.shape[:2]
+    warped = cv2.warpPerspective(face, M, (W, H), flags=cv2.INTER_AREA)
+    alpha = cv2.warpPerspective(mask, M, (W, H), flags=cv2.INTER_LINEAR).astype(np.float32) / 255
+    img[:] = (img * (1 - alpha[..., None]) + warped * alpha[..., None]).astype(np.uint8)
+    return quad
+
+
+def _scene(faces: dict[str, np.ndarray], twilight_mm, sides: dict[str, str | None], *,
+           twilight_deg: float = 0.0, card_deg=None, card_mm=(63, 88), texture: int = 0,
+           seed: int = 0, under: dict[str, str] | None = None):
+    """A frame with the Twilight card turned *twilight_deg* and a card at each side;
+    *card_deg* maps a seat to the card's turn (degrees clockwise in the picture), by
+    default 'radial' (its top away from the Twilight card)."""
+    rng = random.Random(seed)
+    img = np.ascontiguousarray(table_texture(texture, SIZE).copy())
+    c = np.array(SIZE, float) / 2
+    _paste(img, faces[TWILIGHT_ID], c, twilight_deg, twilight_mm)
+    k = round(twilight_deg / 90)
+    radial = {"north": 0.0, "east": 90.0, "south": 180.0, "west": 270.0}
+    quads = {}
+    for seat in ("north", "east", "south", "west"):
+        dx, dy = DIRECTION[seat]
+        # the Twilight card's extent towards this seat
+        reach_mm = (twilight_mm[1] if (seat in ("north", "south")) == (k % 2 == 0)
+                    else twilight_mm[0]) / 2
+        for cid, lift in (((under or {}).get(seat), True), (sides.get(seat), False)):
+            if cid is None:
+                continue
+            angle = radial[seat] if card_deg is None else card_deg[seat]
+            if lift:
+                angle += rng.uniform(10, 25)
+            a = np.radians(angle)
+            # the card's extent along the seat's direction, at this turn
+            ext = (abs(np.sin(a) * dx - np.cos(a) * dy) * card_mm[1]
+                   + abs(np.cos(a) * dx + np.sin(a) * dy) * card_mm[0]) / 2
+            dist = (reach_mm + rng.uniform(4, 10) + ext) * PX_PER_MM
+            off = rng.uniform(-6, 6) * PX_PER_MM
+            centre = c + np.array([dx, dy]) * dist + np.array([-dy, dx]) * off
+            quads[seat] = _paste(img, faces[cid], centre, angle, card_mm)
+    img = cv2.GaussianBlur(img, (0, 0), 0.6)
+    noise = np.random.default_rng(seed).normal(0, 3, img.shape)
+    return np.clip(img + noise, 0, 255).astype(np.uint8), quads
+
+
+def _builtin_faces() -> dict[str, np.ndarray]:
+    p = builtin_profile(0)
+    return {cid: p.faces[cid] for cid in REQUIRED_IDS}
+
+
+def _moon_seats(twilight_deg: float) -> list[str]:
+    return ["north", "south"] if round(twilight_deg / 90) % 2 == 0 else ["east", "west"]
+
+
+def _check(rec: Recogniser, image: np.ndarray, sides: dict, twilight_deg: float) -> None:
+    result = rec.recognise(image)
+    assert result["twilight"] == {"found": True, "moon_seats": _moon_seats(twilight_deg)}
+    assert result["sides"] == {s.value: sides.get(s.value) for s in SEATS}
+
+
+SIDES = {"north": "moon-hierarch", "east": "sun-souls-4", "south": "moon-temple",
+         "west": "sun-novice"}
+
+
+# -- the invariances -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("twilight_deg", [0.0, 90.0, 8.0])
+def test_portrait_cards_at_east_and_west(twilight_deg):
+    """Every card lies the same way in the picture (portrait), as many players lay them."""
+    rec = Recogniser(builtin_profile(0))
+    sides = SIDES if round(twilight_deg / 90) % 2 == 0 else {
+        "north": "sun-souls-4", "east": "moon-hierarch", "south": "sun-novice",
+        "west": "moon-temple"}
+    turn = {s: 0.0 for s in DIRECTION}
+    image, _ = _scene(_builtin_faces(), (63, 88), sides, twilight_deg=twilight_deg,
+                      card_deg=turn, seed=1)
+    _check(rec, image, sides, twilight_deg)
+
+
+@pytest.mark.parametrize("base", [45.0, 135.0])
+def test_cards_at_45_degrees(base):
+    rec = Recogniser(builtin_profile(0))
+    turn = {s: base + 90.0 * i for i, s in enumerate(DIRECTION)}
+    image, _ = _scene(_builtin_faces(), (63, 88), SIDES, card_deg=turn, seed=2, texture=1)
+    _check(rec, image, SIDES, 0.0)
+
+
+def _square_twilight(side_px: int = 200) -> np.ndarray:
+    """A square Twilight card: moon (blue, crescent) quarters top and bottom, sun (orange,
+    disc) quarters left and right."""
+    img = np.full((side_px, side_px, 3), 235, np.uint8)
+    s = side_px
+    c = (s // 2, s // 2)
+    blue, orange = (150, 70, 20), (40, 140, 240)
+    cv2.fillConvexPoly(img, np.int32([(8, 8), (s - 8, 8), c]), blue)
+    cv2.fillConvexPoly(img, np.int32([(8, s - 8), (s - 8, s - 8), c]), blue)
+    cv2.fillConvexPoly(img, np.int32([(8, 8), (8, s - 8), c]), orange)
+    cv2.fillConvexPoly(img, np.int32([(s - 8, 8), (s - 8, s - 8), c]), orange)
+    for y in (s // 5, 4 * s // 5):  # crescents in the moon quarters
+        cv2.circle(img, (s // 2, y), s // 12, (240, 240, 240), -1)
+        cv2.circle(img, (s // 2 + s // 30, y - s // 40), s // 12, blue, -1)
+    for x in (s // 5, 4 * s // 5):  # suns in the sun quarters
+        cv2.circle(img, (x, s // 2), s // 14, (120, 230, 255), -1)
+    cv2.circle(img, c, s // 9, (250, 250, 250), -1)
+    cv2.putText(img, "T", (s // 2 - s // 20, s // 2 + s // 20), cv2.FONT_HERSHEY_SIMPLEX,
+                s / 200, (60, 60, 60), 2)
+    return img
+
+
+def _enrol(tmp_path, faces: dict[str, np.ndarray], name: str = "deck") -> Recogniser:
+    src = tmp_path / f"{name}-photos"
+    src.mkdir()
+    for cid, img in faces.items():
+        cv2.imwrite(str(src / f"{cid}.png"), img)
+    assert main(["deck", "enrol", str(src), "--out", str(tmp_path / name)]) == 0
+    return Recogniser(DeckProfile.load(tmp_path / name))
+
+
+@pytest.mark.parametrize("twilight_deg", [0.0, 90.0, 20.0])
+def test_a_square_twilight_card(tmp_path, twilight_deg):
+    faces = {cid: render_card(cid, style=0, px_per_mm=3.0) for cid in CARD_IDS}
+    faces[TWILIGHT_ID] = _square_twilight()
+    rec = _enrol(tmp_path, faces)
+    assert rec.profile.twilight_aspect == pytest.approx(1.0)
+    sides = SIDES if round(twilight_deg / 90) % 2 == 0 else {
+        "north": "sun-souls-4", "east": "moon-hierarch", "south": "sun-novice",
+        "west": "moon-temple"}
+    image, _ = _scene(faces, (75, 75), sides, twilight_deg=twilight_deg, seed=3)
+    _check(rec, image, sides, twilight_deg)
+
+
+def _procedural_deck(seed: int) -> dict[str, np.ndarray]:
+    """A deck this project never drew: each cult a colour, each card a shape, a count of
+    marks and a name (any art will do: the recogniser knows only what it is taught)."""
+    rng = random.Random(seed)
+    w, h = 189, 252  # 1:1.33
+    cult_colour = {"sun": (30, 60 + rng.randrange(80), 200), "moon": (170, 90, 40)}
+    faces = {}
+    for i, cid in enumerate(CARD_IDS):
+        card = Card.parse(cid)
+        img = np.full((h, w, 3), 245, np.uint8)
+        col = cult_colour[card.cult.value]
+        cv2.rectangle(img, (6, 6), (w - 7, h - 7), col, 5)
+        kind = i % 14
+        cx, cy = w // 2, h // 2
+        if kind % 3 == 0:
+            cv2.circle(img, (cx, cy), 30 + kind * 2, col, -1)
+        elif kind % 3 == 1:
+            cv2.rectangle(img, (cx - 35, cy - 20 - kind), (cx + 35, cy + 20 + kind), col, -1)
+        else:
+            cv2.fillConvexPoly(img, np.int32([(cx, cy - 45), (cx + 40, cy + 30),
+                                               (cx - 40, cy + 30)]), col)
+        for m in range(kind % 5 + 1):  # marks along the top
+            cv2.circle(img, (25 + m * 30, 30), 9, (40, 40, 40), -1)
+        cv2.putText(img, cid.split("-", 1)[1][:8], (14, h - 20), cv2.FONT_HERSHEY_SIMPLEX,
+                    0.7, (30, 30, 30), 2)
+        faces[cid] = img
+    tw = np.full((w, w * 3 // 2, 3), 240, np.uint8)  # landscape: 1:1.5, moon sides long
+    th, tww = tw.shape[:2]
+    cv2.rectangle(tw, (0, 0), (tww, th // 3), cult_colour["moon"], -1)
+    cv2.rectangle(tw, (0, 2 * th // 3), (tww, th), cult_colour["moon"], -1)
+    cv2.circle(tw, (tww // 4, th // 2), th // 8, cult_colour["sun"], -1)
+    cv2.circle(tw, (3 * tww // 4, th // 2), th // 8, cult_colour["sun"], -1)
+    cv2.putText(tw, "DUSK", (tww // 2 - 40, th // 2 + 10), cv2.FONT_HERSHEY_SIMPLEX, 1.0,
+                (20, 20, 20), 2)
+    faces[TWILIGHT_ID] = tw
+    return faces
+
+
+def test_a_deck_never_seen_taught_through_enrol(tmp_path):
+    faces = _procedural_deck(7)
+    rec = _enrol(tmp_path, faces)
+    assert rec.profile.card_aspect == pytest.approx(252 / 189, rel=0.01)
+    assert rec.profile.twilight_aspect == pytest.approx(2 / 3, rel=0.02)
+    tw_mm = (88.0, 88.0 * 2 / 3)
+    sides = {"north": "moon-souls-5", "east": "sun-hierarch", "south": None,
+             "west": "sun-purgatory"}
+    turn = {"north": 30.0, "east": 0.0, "south": 0.0, "west": 200.0}
+    image, _ = _scene(faces, tw_mm, sides, card_deg=turn, card_mm=(63, 84), seed=4,
+                      texture=2)
+    _check(rec, image, sides, 0.0)
+
+
+def test_the_uppermost_card_of_a_pile_and_an_empty_table():
+    rec = Recogniser(builtin_profile(0))
+    under = {"north": "moon-adept", "east": "sun-altar", "west": "sun-souls-6"}
+    image, _ = _scene(_builtin_faces(), (63, 88), SIDES, under=under, seed=5)
+    _check(rec, image, SIDES, 0.0)
+    empty = np.ascontiguousarray(table_texture(1, SIZE).copy())
+    assert rec.recognise(empty)["twilight"]["found"] is False
+
+
+def test_enrol_refuses_faces_it_cannot_tell_apart(tmp_path, capsys):
+    faces = {cid: render_card(cid, style=0, px_per_mm=3.0) for cid in REQUIRED_IDS}
+    faces["sun-priest"] = faces["sun-adept"].copy()
+    src = tmp_path / "photos"
+    src.mkdir()
+    for cid, img in faces.items():
+        cv2.imwrite(str(src / f"{cid}.png"), img)
+    assert main(["deck", "enrol", str(src), "--out", str(tmp_path / "deck")]) == 2
+    err = capsys.readouterr().err
+    assert "sun-adept" in err and "sun-priest" in err and "apart" in err
+    assert not (tmp_path / "deck").exists()
+
+
+# -- recognise --card --------------------------------------------------------------------------
+
+
+def _card_photo(card_id: str, angle: float, *, tight: bool = False, seed: int = 0
+                ) -> np.ndarray:
+    """One card on a table, turned *angle*, seen with mild perspective, as a phone
+    takes it; or (*tight*) cropped to the card."""
+    face = render_card(card_id, style=0, px_per_mm=4.0)
+    if tight:
+        return cv2.GaussianBlur(face, (0, 0), 0.8)
+    img = np.ascontiguousarray(table_texture(seed % 3, (480, 480)).copy())
+    h, w = face.shape[:2]
+    a = np.radians(angle)
+    R = np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
+    local = np.array([(-w / 2, -h / 2), (w / 2, -h / 2), (w / 2, h / 2), (-w / 2, h / 2)]) * 0.8
+    quad = local @ R.T + (240, 240)
+    quad[:2] += np.array([[6, 0], [-6, 0]])  # mild perspective: the far edge shorter
+    M = cv2.getPerspectiveTransform(np.float32([(0, 0), (w, 0), (w, h), (0, h)]),
+                                    quad.astype(np.float32))
+    mask = cv2.warpPerspective(_rounded_mask(w, h, w // 20), M, (480, 480)) > 128
+    warped = cv2.warpPerspective(face, M, (480, 480), flags=cv2.INTER_AREA)
+    img[mask] = warped[mask]
+    return cv2.GaussianBlur(img, (0, 0), 0.7)
+
+
+@pytest.mark.parametrize("card_id,angle", [("sun-souls-7", 0.0), ("moon-adept", 117.0),
+                                           ("sun-temple", 200.0), ("moon-obelisk", 301.0)])
+def test_recognise_card_on_a_table_any_turn(tmp_path, capsys, card_id, angle):
+    path = tmp_path / "photo.png"
+    cv2.imwrite(str(path), _card_photo(card_id, angle, seed=int(angle)))
+    tight = tmp_path / "tight.png"
+    cv2.imwrite(str(tight), _card_photo(card_id, 0.0, tight=True))
+    assert main(["recognise", "--card", str(path), str(tight)]) == 0
+    lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert [x["card"] for x in lines] == [card_id, card_id]
+
+
+# -- the command and the API ----------------------------------------------------------------
+
+
+def test_recognise_command_c6_lines_errors_and_annotate(tmp_path, capsys):
+    image, _ = _scene(_builtin_faces(), (63, 88), SIDES, seed=6)
+    good = tmp_path / "frame-0001.png"
+    cv2.imwrite(str(good), image)
+    broken = tmp_path / "frame-0002.png"
+    broken.write_bytes(b"not an image")
+    empty = tmp_path / "frame-0003.png"
+    cv2.imwrite(str(empty), render_scene(5, twilight=False, hand=False).image)
+    out = tmp_path / "ann"
+    status = main(["recognise", str(good), str(broken), str(empty), "--annotate", str(out)])
+    assert status == 2
+    lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert [x["image"] for x in lines] == [str(good), str(broken), str(empty)]
+    assert lines[0]["twilight"] == {"found": True, "moon_seats": ["north", "south"]}
+    assert lines[0]["sides"] == SIDES
+    assert "error" in lines[1]
+    assert lines[2]["twilight"]["found"] is False
+    assert set(lines[2]["sides"].values()) == {None}
+    drawn = cv2.imread(str(out / "frame-0001.png"))
+    assert drawn is not None and drawn.shape == image.shape
+    assert (drawn != image).any()
+
+
+def test_per_side_reading():
+    rec = Recogniser(builtin_profile(0))
+    sides = dict(SIDES, west=None)
+    image, quads = _scene(_builtin_faces(), (63, 88), sides, seed=8)
+    pose = rec.locate(image)
+    reading = rec.read_side(image, pose, "north")
+    assert reading.card_id == "moon-hierarch" and reading.cult == "moon"
+    assert 0.5 < reading.confidence <= 1
+    # the quad is the card's own corners, TL of its upright art first
+    assert np.abs(reading.quad - quads["north"]).max() < 3
+    assert rec.read_side(image, pose, "west").card_id is None
+    assert rec.side_ms["read_ms"] > 0
+    rec.recognise(image)
+    assert {"locate_ms", "read_ms", "total_ms"} <= set(rec.timings)
+
+
+def test_annotate_without_twilight_draws_a_note():
+    scene = render_scene(6, twilight=False, hand=False)
+    img = annotate(scene.image, None, {})
+    assert img.shape == scene.image.shape and (img != scene.image).any()

@@ -1,0 +1,225 @@
+"""Naming a rectified card by its face: correlation with the taught faces, and how
+sure that is, measured on the taught deck itself.
+
+A card found on the table is warped to an upright rectangle (:func:`rectify`) and
+compared with every taught face at its two half turns (a card's outline fixes which
+of its sides is long, so only "upright" and "upside down" remain) by normalised
+correlation of each colour channel (so the light's level and colour do not matter),
+blurred and shrunk alike. :class:`FaceBank` holds the faces prepared once per
+resolution, with the deck's **self-similarity**: how well each face correlates with
+every other face (both ways up) at that resolution. That is what decides whether a
+reading is sure:
+
+* the best face must correlate at least :data:`MIN_SCORE`: below it the picture is
+  not a card of this deck (a table, a hand, the back of a card);
+* a card that is face *i* seen through noise correlates with face *j* about
+  ``score_i * C[i, j]`` (C the self-similarity); so the second best face *j* must
+  score under a bound a share (:data:`MARGIN_SHARE`) of the way from that to a tie:
+  ``score_j <= score_i * (C[i, j] + MARGIN_SHARE * (1 - C[i, j]))``. Faces that are
+  much alike (a numeral apart) thus need a clearer lead than faces that are not.
+
+``deck enrol`` refuses a deck two of whose faces are so alike at the finest
+resolution that this margin is less than a noise-free reading can show
+(:func:`alike_pairs`).
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+from companion.core.cards import CARD_IDS
+
+#: Resolutions (px per mm of the card's width as 63 mm) the faces are kept at; a card
+#: is matched at the finest of them not finer than it appears in the frame.
+RESOLUTIONS = (0.35, 0.5, 0.7, 1.0)
+#: Blur (sigma, px) of face and card alike before correlating: a pixel of placement
+#: error or sensor noise must not decide.
+BLUR_PX = 0.8
+#: Share (each side) of the card's width left out at its edge: the rounded corners
+#: and a mm or two of misplacement show the table there.
+EDGE_SHARE = 0.05
+#: Least correlation with the best face for a card of the deck to be there at all. A
+#: card of the deck reaches 0.8 and more when seen whole; a table, an arm or a card's
+#: back stays under 0.4.
+MIN_SCORE = 0.5
+#: Where, between what face i alone predicts for face j (C[i, j]) and a tie, the
+#: second best face's score must stay (see the module's docstring). 0.5 would be the
+#: midpoint; the built-in deck's adept and priest, a numeral apart (C 0.988 at 0.7
+#: px/mm), then go unnamed in most watched frames, so 0.7 (on the tuning decks at
+#: 1280x720: 77% right, 1.4% wrong, against 74% and 0% at 0.5).
+MARGIN_SHARE = 0.7
+#: Two faces correlating this well at the finest resolution differ in less than half
+#: a percent of their variance (a mark a couple of mm across on a plain face): no
+#: reading through a camera's noise and a mm of misplacement tells them apart, so
+#: ``deck enrol`` refuses such a deck. (The built-in deck's most alike pair, an adept
+#: and a priest a numeral apart, correlate 0.978.)
+ALIKE_LIMIT = 0.995
+#: Nominal card width (mm) the resolutions are counted in.
+WIDTH_MM = 63.0
+
+
+def _standard_rows(stack: np.ndarray) -> np.ndarray:
+    """Each row of *stack* (N x P x 3 float32) standardised per channel, flattened and
+    scaled so a row's dot product with another is the mean of the channels' NCC."""
+    m = stack - stack.mean(axis=1, keepdims=True)
+    n = np.sqrt((m * m).sum(axis=1, keepdims=True))
+    m /= np.maximum(n, 1e-3)
+    m *= np.float32(1 / np.sqrt(3))
+    return m.reshape(len(stack), -1)
+
+
+def _cell_rows(cores: np.ndarray, cells: tuple[int, int]) -> np.ndarray:
+    """Cores (N x h x w x 3 float32) cut into a grid of *cells* (across, down), each
+    cell standardised per channel (N x C x P, rows of unit length)."""
+    n, h, w = cores.shape[:3]
+    cx, cy = cells
+    ch, cw = h // cy, w // cx
+    cut = cores[:, :ch * cy, :cw * cx].reshape(n, cy, ch, cx, cw, 3)
+    cut = cut.transpose(0, 1, 3, 2, 4, 5).reshape(n * cy * cx, ch * cw, 3)
+    return _standard_rows(np.ascontiguousarray(cut)).reshape(n, cy * cx, -1)
+
+
+class FaceBank:
+    """The faces *faces* (id -> upright B,G,R uint8, any one size) prepared for
+    matching at one card size *size* (w, h px), with their self-similarity."""
+
+    def __init__(self, faces: dict[str, np.ndarray], size: tuple[int, int],
+                 mirror: bool = False) -> None:
+        self.ids = list(faces)
+        self.size = size
+        w, h = size
+        self.edge = max(1, round(EDGE_SHARE * w))
+        pics = []
+        for cid in self.ids:
+            f = faces[cid]
+            if mirror:
+                f = f[:, ::-1]
+            pics.append(self._prepare(cv2.resize(f, size, interpolation=cv2.INTER_AREA)))
+        up = np.stack(pics)
+        #: each face's grey picture (blurred alike, edges kept) for alignment
+        self.grey = [cv2.GaussianBlur(cv2.cvtColor(cv2.resize(
+            faces[c][:, ::-1] if mirror else faces[c], size, interpolation=cv2.INTER_AREA),
+            cv2.COLOR_BGR2GRAY).astype(np.float32), (0, 0), BLUR_PX) for c in self.ids]
+        turned = up[:, ::-1, ::-1]
+        # rows: each face upright, then each face turned half round
+        self.vectors = _standard_rows(np.concatenate([up, turned]).reshape(
+            2 * len(self.ids), -1, 3))
+        self._cores = np.concatenate([up, turned])  # 2K x h' x w' x 3, for cell scores
+        self._cells: dict[tuple[int, int], np.ndarray] = {}
+        n = len(self.ids)
+        sim = self.vectors[:n] @ self.vectors.T  # upright faces vs all, both ways
+        # C[i, j]: face i against face j at either turn (the most alike)
+        self.alike = np.maximum(sim[:, :n], sim[:, n:])
+        np.fill_diagonal(self.alike, sim[np.arange(n), n + np.arange(n)])  # i vs i turned
+
+    def _prepare(self, bgr: np.ndarray) -> np.ndarray:
+        img = cv2.GaussianBlur(bgr.astype(np.float32), (0, 0), BLUR_PX)
+        e = self.edge
+        return img[e:img.shape[0] - e, e:img.shape[1] - e]
+
+    def scores(self, cards: np.ndarray) -> np.ndarray:
+        """Correlations (N x 2K) of rectified *cards* (N x h x w x 3 uint8, at
+        :attr:`size`) with each face upright (first K) and turned half round."""
+        core = self._prepared(cards)
+        return _standard_rows(core.reshape(len(core), -1, 3)) @ self.vectors.T
+
+    def _prepared(self, cards: np.ndarray) -> np.ndarray:
+        n, h, w = cards.shape[:3]
+        # one blur over the cards stacked (what bleeds between them is cut off below)
+        tall = cv2.GaussianBlur(cards.reshape(n * h, w, 3).astype(np.float32), (0, 0), BLUR_PX)
+        e = self.edge
+        return tall.reshape(n, h, w, 3)[:, e:h - e, e:w - e]
+
+    def cell_scores(self, cards: np.ndarray, cells: tuple[int, int]) -> np.ndarray:
+        """Like :meth:`scores`, but each face correlated cell by cell (a grid of *cells*
+        across and down) and the better half of the cells' correlations averaged: a
+        card partly covered still matches its face where it shows."""
+        if cells not in self._cells:
+            self._cells[cells] = _cell_rows(self._cores, cells)  # 2K x C x P
+        faces = self._cells[cells]
+        seen = _cell_rows(self._prepared(cards), cells)  # N x C x P
+        per = np.einsum("ncp,kcp->nkc", seen, faces)
+        per.sort(axis=2)
+        half = (per.shape[2] + 1) // 2
+        return per[:, :, -half:].mean(axis=2)
+
+    def decide(self, row: np.ndarray, allowed: np.ndarray | None = None
+               ) -> tuple[str, float, bool, float, str]:
+        """From one card's :meth:`scores` row: (card id or "unknown", best score,
+        upside down, margin -1..1: how far the second best face stays under its
+        bound, > 0 when named; the second best face's id). *allowed* (K booleans):
+        the faces it may be (its colours decided its cult), default all."""
+        n = len(self.ids)
+        if allowed is not None:
+            row = np.where(np.concatenate([allowed, allowed]), row, -1.0)
+        best = int(np.argmax(row))
+        i, turned = best % n, best >= n
+        s = float(row[best])
+        per_face = np.maximum(row[:n], row[n:])
+        per_face[i] = -1.0
+        j = int(np.argmax(per_face))
+        c = float(self.alike[i, j])
+        bound = s * (c + MARGIN_SHARE * (1 - c))
+        floor = s * c
+        margin = float(np.clip((bound - per_face[j]) / max(bound - floor, 1e-6), -1.0, 1.0))
+        named = s >= MIN_SCORE and per_face[j] <= bound
+        return (self.ids[i] if named else "unknown"), s, turned, margin, self.ids[j]
+
+    def quarters(self, card: np.ndarray, index: int) -> float:
+        """The least correlation of a quarter of *card* (upright, at :attr:`size`) with
+        face *index* upright."""
+        return float(self.cell_scores_each(card[None], (2, 2))[0, index].min())
+
+    def cell_scores_each(self, cards: np.ndarray, cells: tuple[int, int]) -> np.ndarray:
+        """Per-cell correlations (N x 2K x C) of *cards* with each face."""
+        if cells not in self._cells:
+            self._cells[cells] = _cell_rows(self._cores, cells)
+        seen = _cell_rows(self._prepared(cards), cells)
+        return np.einsum("ncp,kcp->nkc", seen, self._cells[cells])
+
+
+def rectify(frame: np.ndarray, quad: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    """The card inside *quad* (its TL, TR, BR, BL in frame px) warped upright to
+    *size* (w, h), anti-aliased (warped at twice the size, then shrunk by area)."""
+    w, h = size
+    # supersampled only where the quad is much bigger than the picture
+    span = float(np.hypot(*(np.asarray(quad[2], np.float32) - quad[0])))
+    k = 2 if span > 2.5 * float(np.hypot(w, h)) else 1
+    dst = np.float32([(0, 0), (w * k, 0), (w * k, h * k), (0, h * k)]) - 0.5
+    M = cv2.getPerspectiveTransform(np.asarray(quad, np.float32), dst)
+    big = cv2.warpPerspective(frame, M, (w * k, h * k), flags=cv2.INTER_LINEAR,
+                              borderMode=cv2.BORDER_REPLICATE)
+    return big if k == 1 else cv2.resize(big, (w, h), interpolation=cv2.INTER_AREA)
+
+
+def bank_sizes(aspect: float) -> list[tuple[int, int]]:
+    """Card sizes (w, h px) of the :data:`RESOLUTIONS` for outline ratio *aspect*."""
+    return [(max(8, round(WIDTH_MM * r)), max(8, round(WIDTH_MM * r * aspect)))
+            for r in RESOLUTIONS]
+
+
+def alike_pairs(faces: dict[str, np.ndarray], aspect: float) -> list[tuple[str, str, float]]:
+    """Pairs of the 28 card faces too alike to be told apart: correlating at least
+    :data:`ALIKE_LIMIT` at the finest resolution, with each pair's correlation. Faces
+    are compared as the reading compares them: by their print (each colour channel
+    standardised) within a cult, and across the cults also by their colours (the
+    reading takes a card's cult from its colours), as one picture of all channels."""
+    cards = {c: faces[c] for c in CARD_IDS if c in faces}
+    bank = FaceBank(cards, bank_sizes(aspect)[-1])
+    ids = bank.ids
+    size = bank.size
+    joint = np.stack([cv2.resize(cards[c], size, interpolation=cv2.INTER_AREA)
+                      for c in ids]).reshape(len(ids), -1).astype(np.float32)
+    joint -= joint.mean(axis=1, keepdims=True)
+    joint /= np.maximum(np.linalg.norm(joint, axis=1, keepdims=True), 1e-6)
+    colour = joint @ joint.T
+    out = []
+    for i in range(len(ids)):
+        for j in range(i + 1, len(ids)):
+            same_cult = ids[i].split("-")[0] == ids[j].split("-")[0]
+            c = float(bank.alike[i, j]) if same_cult else float(min(bank.alike[i, j],
+                                                                     colour[i, j]))
+            if c >= ALIKE_LIMIT:
+                out.append((ids[i], ids[j], c))
+    return out
