@@ -10,6 +10,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import shutil
 import signal
 import socket
 import sqlite3
@@ -18,6 +19,8 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 LOOPBACK = "127.0.0.1"
@@ -233,3 +236,12 @@ def logged_plays(data: Path) -> tuple[list[tuple[str, str]], str, int]:
     hand = game.hand_view()
     hands = len(game.match_view()["hands"])
     return [(p["seat"], p["card"]) for p in hand["plays"]], integrity, hands
+
+
+def without_root_powers() -> list[str]:
+    """A prefix that makes root respect file modes (drops CAP_DAC_OVERRIDE)."""
+    if os.geteuid() != 0:
+        return []
+    if not shutil.which("setpriv"):
+        pytest.skip("running as root without setpriv: file modes cannot be tested")
+    return ["setpriv", "--bounding-set=-dac_override,-dac_read_search,-fowner"]

@@ -8,13 +8,13 @@ from __future__ import annotations
 import hashlib
 import os
 import random
-import shutil
 import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from serve_helpers import without_root_powers
 
 from companion.core.cards import Seat
 from companion.core.deal import random_plays
@@ -208,15 +208,6 @@ def test_write_trouble_shows_in_the_log_status_until_a_write_succeeds(log) -> No
     assert log.flush() and log.unwritten == 0
     assert log.snapshot()["status"]["log"] == "ok"
     assert log.events()[-1]["type"] == "undo"
-
-
-def without_root_powers() -> list[str]:
-    """A prefix that makes root respect file modes (drops CAP_DAC_OVERRIDE)."""
-    if os.geteuid() != 0:
-        return []
-    if not shutil.which("setpriv"):
-        pytest.skip("running as root without setpriv: file modes cannot be tested")
-    return ["setpriv", "--bounding-set=-dac_override,-dac_read_search,-fowner"]
 
 
 def test_a_read_only_log_file_is_reported_at_start(tmp_path, cli) -> None:

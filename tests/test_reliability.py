@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import os
 import random
-import shutil
 import sqlite3
 import subprocess
 import threading
@@ -26,6 +25,7 @@ from serve_helpers import (
     recording,
     truth,
     truth_plays,
+    without_root_powers,
     write_config,
 )
 
@@ -340,15 +340,6 @@ def test_a_log_of_a_newer_or_unknown_kind_is_refused_untouched(tmp_path, hand, k
     assert sorted(p.name for p in data.iterdir()) == ["game.sqlite3"]
     r = run_cli(["history", "--data", str(data)])
     assert r.returncode != 0 and "Traceback" not in r.stderr
-
-
-def without_root_powers() -> list[str]:
-    """A prefix that makes root respect file modes (drops CAP_DAC_OVERRIDE)."""
-    if os.geteuid() != 0:
-        return []
-    if not shutil.which("setpriv"):
-        pytest.skip("running as root without setpriv: file modes cannot be tested")
-    return ["setpriv", "--bounding-set=-dac_override,-dac_read_search,-fowner"]
 
 
 @pytest.mark.parametrize("existing", [False, True])

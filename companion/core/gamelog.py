@@ -185,22 +185,42 @@ class GameLog:
     # -- storage ----------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
         self._check_file()
+        return self._open(self.path, self._prepare_for_writing, "open")
+
+    def _prepare_for_writing(self, db: sqlite3.Connection) -> None:
+        db.execute("PRAGMA busy_timeout = 5000")
+        self._check_kind(db)
+        mode = db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        if mode.lower() != "wal":
+            log.warning("game log: journal mode %s, not WAL", mode)
+        db.execute("PRAGMA synchronous = FULL")
+        # a file this process may read but not write: said now, not at the first card
+        # (a change to the header that is rolled back: nothing reaches the disk)
+        db.execute("BEGIN IMMEDIATE")
         try:
-            db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        finally:
+            db.execute("ROLLBACK")
+
+    def _connect_readonly(self) -> sqlite3.Connection:
+        """Open for reading only, creating nothing: with no WAL file beside the log (no
+        writer at work, none crashed) the file is read as it is (``immutable``); else
+        through the WAL, which may hold the newest events."""
+        self._check_file()
+        wal = self.path.with_name(self.path.name + "-wal").exists()
+        uri = f"{self.path.absolute().as_uri()}?{'mode=ro' if wal else 'immutable=1'}"
+        return self._open(uri, self._check_kind, "read")
+
+    def _open(self, target: str | Path, prepare: Callable[[sqlite3.Connection], None],
+              verb: str) -> sqlite3.Connection:
+        """Connect to *target* (the log's path, or a ``file:`` URI) and *prepare* the
+        connection; any SQLite error becomes a :class:`LogError` naming the file, and a
+        connection that fails to prepare is closed."""
+        try:
+            db = sqlite3.connect(target, uri=isinstance(target, str), check_same_thread=False,
+                                 isolation_level=None)
             try:
-                db.execute("PRAGMA busy_timeout = 5000")
-                self._check_kind(db)
-                mode = db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-                if mode.lower() != "wal":
-                    log.warning("game log: journal mode %s, not WAL", mode)
-                db.execute("PRAGMA synchronous = FULL")
-                # a file this process may read but not write: said now, not at the first card
-                # (a change to the header that is rolled back: nothing reaches the disk)
-                db.execute("BEGIN IMMEDIATE")
-                try:
-                    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-                finally:
-                    db.execute("ROLLBACK")
+                prepare(db)
             except BaseException:
                 db.close()
                 raise
@@ -212,27 +232,7 @@ class GameLog:
                 raise LogError(f"the game log {self.path} is read-only ({exc}): scores could "
                                "not be kept. Make the file and its folder writable for this "
                                "user, or start with another --data folder") from None
-            raise LogError(f"cannot open the game log {self.path}: {exc}") from None
-
-    def _connect_readonly(self) -> sqlite3.Connection:
-        """Open for reading only, creating nothing: with no WAL file beside the log (no
-        writer at work, none crashed) the file is read as it is (``immutable``); else
-        through the WAL, which may hold the newest events."""
-        self._check_file()
-        wal = self.path.with_name(self.path.name + "-wal").exists()
-        uri = f"{self.path.absolute().as_uri()}?{'mode=ro' if wal else 'immutable=1'}"
-        try:
-            db = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
-            try:
-                self._check_kind(db)
-            except BaseException:
-                db.close()
-                raise
-            return db
-        except sqlite3.DatabaseError as exc:
-            if _is_damage(exc):
-                raise damaged(self.path, exc) from None
-            raise LogError(f"cannot read the game log {self.path}: {exc}") from None
+            raise LogError(f"cannot {verb} the game log {self.path}: {exc}") from None
 
     def _check_file(self) -> None:
         try:
