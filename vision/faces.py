@@ -44,11 +44,15 @@ EDGE_SHARE = 0.05
 #: back stays under 0.4.
 MIN_SCORE = 0.5
 #: Where, between what face i alone predicts for face j (C[i, j]) and a tie, the
-#: second best face's score must stay (see the module's docstring). 0.5 would be the
-#: midpoint; the built-in deck's adept and priest, a numeral apart (C 0.988 at 0.7
-#: px/mm), then go unnamed in most watched frames, so 0.7 (on the tuning decks at
-#: 1280x720: 77% right, 1.4% wrong, against 74% and 0% at 0.5).
-MARGIN_SHARE = 0.7
+#: second best face's score must stay (see the module's docstring): the midpoint, a
+#: linear discriminant with the deck's own geometry. Faces above it are settled by a
+#: duel on the pixels where the two differ (:meth:`FaceBank.duel`): the card must lie
+#: at least DUEL_SHARE of the way from the midpoint between the two faces to one.
+MARGIN_SHARE = 0.5
+DUEL_SHARE = 0.25
+#: Shifts (px at the matched resolution, each way) a duel tries: what the alignment
+#: of the whole card leaves for the fine print where two faces differ.
+DUEL_SHIFT_PX = 1
 #: Two faces correlating this well at the finest resolution differ in less than half
 #: a percent of their variance (a mark a couple of mm across on a plain face): no
 #: reading through a camera's noise and a mm of misplacement tells them apart, so
@@ -57,6 +61,7 @@ MARGIN_SHARE = 0.7
 ALIKE_LIMIT = 0.995
 #: Nominal card width (mm) the resolutions are counted in.
 WIDTH_MM = 63.0
+
 
 
 def _standard_rows(stack: np.ndarray) -> np.ndarray:
@@ -144,12 +149,21 @@ class FaceBank:
         half = (per.shape[2] + 1) // 2
         return per[:, :, -half:].mean(axis=2)
 
-    def decide(self, row: np.ndarray, allowed: np.ndarray | None = None
+    def decide(self, row: np.ndarray, allowed: np.ndarray | None = None,
+               card: np.ndarray | None = None,
+               gains: tuple[float, float, float] = (1.0, 1.0, 1.0)
                ) -> tuple[str, float, bool, float, str]:
         """From one card's :meth:`scores` row: (card id or "unknown", best score,
-        upside down, margin -1..1: how far the second best face stays under its
-        bound, > 0 when named; the second best face's id). *allowed* (K booleans):
-        the faces it may be (its colours decided its cult), default all."""
+        upside down, margin -1..1: how far the closest rival stays under its bound,
+        > 0 when named; the closest rival's id). *allowed* (K booleans): the faces it
+        may be (its colours decided its cult), default all.
+
+        The whole card rules out every face j scoring under the midpoint bound
+        (:data:`MARGIN_SHARE`). Faces it cannot rule out are too alike over the whole
+        card to be told apart there; with *card* (the rectified card, at :attr:`size`,
+        upright as the row's faces) each such pair is settled by a :meth:`duel` on the
+        pixels where the two faces differ, and a face is named only when it wins every
+        duel. Without *card* a close rival leaves the card unnamed."""
         n = len(self.ids)
         if allowed is not None:
             row = np.where(np.concatenate([allowed, allowed]), row, -1.0)
@@ -157,19 +171,100 @@ class FaceBank:
         i, turned = best % n, best >= n
         s = float(row[best])
         per_face = np.maximum(row[:n], row[n:])
-        per_face[i] = -1.0
-        j = int(np.argmax(per_face))
-        c = float(self.alike[i, j])
-        bound = s * (c + MARGIN_SHARE * (1 - c))
-        floor = s * c
-        margin = float(np.clip((bound - per_face[j]) / max(bound - floor, 1e-6), -1.0, 1.0))
-        named = s >= MIN_SCORE and per_face[j] <= bound
-        return (self.ids[i] if named else "unknown"), s, turned, margin, self.ids[j]
+        turn_of = np.where(row[n:] > row[:n], np.arange(n) + n, np.arange(n))
+        others = per_face.copy()
+        others[i] = -1.0
+        j = int(np.argmax(others))
+        c = self.alike[i]
+        bounds = s * (c + MARGIN_SHARE * (1 - c))
+        # faces the whole card cannot rule out, and faces it cannot tell from this one
+        # at all (alike but for their colours, which per-channel correlation ignores)
+        close = [int(k) for k in np.flatnonzero((others > bounds)
+                                                 | ((c >= ALIKE_LIMIT) & (others > -1.0)))]
+        margin = float(np.clip((bounds[j] - others[j]) / max(bounds[j] - s * c[j], 1e-6),
+                               -1.0, 1.0))
+        if s < MIN_SCORE:
+            return "unknown", s, turned, margin, self.ids[j]
+        if not close:
+            return self.ids[i], s, turned, margin, self.ids[j]
+        if card is None:
+            return "unknown", s, turned, margin, self.ids[j]
+        # the close faces and the best one: the face that wins every duel is the card
+        core = self._prepared(card[None])[0] / np.float32(np.maximum(gains, 0.05))
+        field = [best] + [int(turn_of[k]) for k in close]
+        wins: dict[int, list[float]] = {a: [] for a in field}
+        for x in range(len(field)):
+            for y in range(x + 1, len(field)):
+                a, b = field[x], field[y]
+                t = self.duel(core, a, b)
+                wins[a].append((t - DUEL_SHARE) / (1 - DUEL_SHARE))
+                wins[b].append((-t - DUEL_SHARE) / (1 - DUEL_SHARE))
+        winner = max(field, key=lambda a: min(wins[a]))
+        lead = float(np.clip(min(wins[winner]), -1.0, 1.0))
+        runner = max((a for a in field if a != winner), key=lambda a: min(wins[a]))
+        if lead < 0:
+            return "unknown", s, turned, lead, self.ids[runner % n]
+        return (self.ids[winner % n], float(row[winner]), winner >= n, lead,
+                self.ids[runner % n])
+
+    def duel(self, core: np.ndarray, a: int, b: int) -> float:
+        """Where a prepared card *core* (blurred and cut as :meth:`_prepared`, the
+        light divided out) lies between faces *a* and *b* (rows: a face upright or
+        turned): +1 on face a, -1 on face b, 0 at the midpoint. The card is fitted to
+        the faces' mean (one gain and offset for all channels, so faces alike but for
+        their colours stay apart), and what is left is projected on the faces'
+        difference: a linear discriminant. Only where the faces differ in what they
+        show counts, not where the same shape lies a pixel apart (a figure printed a
+        little larger), and the card is taken at the best of the shifts of up to
+        DUEL_SHIFT_PX (what the whole card's alignment leaves for fine print)."""
+        k = DUEL_SHIFT_PX
+        fa_full, fb_full = self._cores[a], self._cores[b]
+        h, w = fa_full.shape[:2]
+        fa, fb = fa_full[k:h - k, k:w - k], fb_full[k:h - k, k:w - k]
+        weight = np.full(fa.shape[:2], np.inf, np.float32)
+        for dy in range(-k, k + 1):
+            for dx in range(-k, k + 1):
+                shifted = fb_full[k + dy:h - k + dy, k + dx:w - k + dx]
+                weight = np.minimum(weight, np.abs(fa - shifted).sum(axis=2))
+        weight = weight[..., None]
+        mid = (fa + fb) / 2
+        half = (fa - fb) / 2
+        mc = mid - mid.mean()
+        best_err, best_t = np.inf, 0.0
+        for dy in range(-k, k + 1):
+            for dx in range(-k, k + 1):
+                x = core[k + dy:h - k + dy, k + dx:w - k + dx]
+                xc = x - x.mean()
+                g = float((xc * mc).sum()) / max(float((mc * mc).sum()), 1e-6)
+                r = xc - g * mc
+                d = g * half
+                dd = float((weight * d * d).sum())
+                t = float((weight * r * d).sum()) / max(dd, 1e-6)
+                err = float((weight * (r - t * d) ** 2).sum())
+                if err < best_err:
+                    best_err, best_t = err, t
+        return best_t
 
     def quarters(self, card: np.ndarray, index: int) -> float:
-        """The least correlation of a quarter of *card* (upright, at :attr:`size`) with
-        face *index* upright."""
-        return float(self.cell_scores_each(card[None], (2, 2))[0, index].min())
+        """How well each quarter of *card* (upright, at :attr:`size`) is explained by
+        face *index* upright, the least of the four, as a correlation: the card is
+        fitted to the face (per channel, gain and offset) over the whole card, and
+        each quarter's unexplained energy is counted against a quarter's share of the
+        card's whole variance (so a plain quarter, where the face has nothing to
+        correlate with, passes when the card is plain there too, and a quarter where
+        another card or a hand lies fails)."""
+        x = self._prepared(card[None])[0].reshape(-1, 3)
+        f = self._cores[index].reshape(-1, 3)
+        xm, fm = x - x.mean(axis=0), f - f.mean(axis=0)
+        gain = (xm * fm).sum(axis=0) / np.maximum((fm * fm).sum(axis=0), 1e-6)
+        resid = (xm - fm * gain).reshape(self._cores.shape[1:])
+        total = float((xm * xm).sum())
+        h, w = resid.shape[:2]
+        worst = 0.0
+        for ys in (slice(0, h // 2), slice(h // 2, h)):
+            for xs in (slice(0, w // 2), slice(w // 2, w)):
+                worst = max(worst, 4 * float((resid[ys, xs] ** 2).sum()) / max(total, 1e-6))
+        return float(np.sqrt(max(0.0, 1.0 - worst)))
 
     def cell_scores_each(self, cards: np.ndarray, cells: tuple[int, int]) -> np.ndarray:
         """Per-cell correlations (N x 2K x C) of *cards* with each face."""

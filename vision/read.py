@@ -190,8 +190,6 @@ class SideReader:
             row = fine.scores(pic[None])[0]
             if best is None or row.max() > best[2].max():
                 best = (q, owner[j], row, pic)
-            if row.max() >= NAME_SCORE:
-                break  # a face shows clearly: the card on top
         quad, i, row, pic = best
         support = float(sides[i].min())
         ident = self._identity(fine, row, pic, pose.light)
@@ -227,13 +225,15 @@ class SideReader:
         # by colour, not by a correlation that standardises each channel)
         cult = colour_cult(card, self.cult_hist, light)
         allowed = None if cult is None else self.cults[cult]
-        card_id, score, turned, margin, rival = bank.decide(row, allowed)
+        card_id, score, turned, margin, rival = bank.decide(row, allowed, card, light)
+        if card_id != "unknown":
+            best = card_id
         if cult is not None and Card.parse(best).cult.value != cult:
             card_id = "unknown"  # the colours say one cult, the whole face another
         upright = card[::-1, ::-1] if turned else card
         quarters = bank.quarters(upright, bank.ids.index(best))
         whole = score >= NAME_SCORE and quarters >= WHOLE_QUARTERS
-        index = int(np.argmax(row)) % n + (n if turned else 0)
+        index = bank.ids.index(best) + (n if turned else 0)
         partial = float(bank.cell_scores(card[None], PARTIAL_CELLS)[0, index])
         if not whole:
             card_id = "unknown"
