@@ -23,6 +23,7 @@ import cv2
 import numpy as np
 
 from companion.core.cards import SEATS, Seat
+from vision import proposals as P
 from vision import quads as Q
 from vision.faces import MIN_SCORE, FaceBank, rectify
 from vision.profile import CARD_MM
@@ -36,6 +37,28 @@ TWILIGHT_LONG_RANGE = (0.05, 0.6)
 #: table with many cards has many card-like outlines, the Twilight card's among them).
 CANDIDATES = 16
 ROUGH_CANDIDATES = 64
+#: The same, ranked by how much their inside looks like the Twilight face (a cloth's
+#: own squares have better sides than a small or dim card, never its face).
+FACE_ROUGH = 32
+FACE_CANDIDATES = 8
+#: The best candidates refined on the frame's own edges and weighed again, if their
+#: face correlates at least this share of MIN_SCORE (a quad a few px off a small card
+#: correlates much less than the card).
+REFINED = 3
+REFINE_SHARE = 0.6
+#: ECC alignment of a rough outline with the face: the face's most width (px), the
+#: margin (share of its width) the window reaches beyond the outline, most iterations,
+#: and the most a corner may move (share of the width: more slid onto something else).
+ALIGN_WIDTH_PX = 48
+ALIGN_MARGIN = 0.25
+ALIGN_ITERATIONS = 30
+ALIGN_MAX_MOVE = 0.5
+#: The face's parts (cells across, down) and how well the better half of them must
+#: correlate: a Twilight card shows some of its print clearly (0.9 and more where not
+#: covered), a look-alike of it (a card of like layout, an arm, a band of the cloth)
+#: only vaguely everywhere (about 0.6 on the tuning material).
+PARTS = (2, 2)
+PART_SCORE = 0.75
 #: Width (px) of the Twilight face it is matched at.
 FACE_WIDTH_PX = 28
 #: The deck's margin rule (vision.faces) for the Twilight card's turn: its quarter
@@ -177,6 +200,14 @@ def clockwise(quad: np.ndarray) -> np.ndarray:
     return q if area > 0 else q[[0, 3, 2, 1]]
 
 
+def clockwise_all(quads: np.ndarray) -> np.ndarray:
+    """Each of *quads* (N x 4 x 2) with its corners clockwise on the picture."""
+    q = np.asarray(quads, np.float32)
+    x, y = q[..., 0], q[..., 1]
+    area = (x * np.roll(y, -1, axis=1) - y * np.roll(x, -1, axis=1)).sum(axis=1)
+    return np.where((area > 0)[:, None, None], q, q[:, [0, 3, 2, 1]])
+
+
 def shrunk(frame: np.ndarray, height: int = WORK_HEIGHT) -> tuple[np.ndarray, float]:
     """*frame* shrunk by area to at most *height* rows, and the scale."""
     scale = min(1.0, height / frame.shape[0])
@@ -198,6 +229,9 @@ class TwilightFinder:
                        interpolation=cv2.INTER_AREA)
         self.face = f
         self.bank = FaceBank({"twilight": f}, self.size)
+        self.upright = face[:, ::-1] if mirror else face
+        self.align_faces: dict[int, np.ndarray] = {}
+        self.grid = P.FaceGrid(face[:, ::-1] if mirror else face, aspect)
         self.square = abs(np.log(aspect)) < np.log(SQUARE_WITHIN)
         # how alike the face is to itself turned a quarter (squeezed to its shape): a
         # square card's moon sides rest on the difference
@@ -205,33 +239,122 @@ class TwilightFinder:
                              interpolation=cv2.INTER_AREA)
         self.quarter_alike = float(self.bank.scores(quarter[None])[0, 0])
 
+    def candidates(self, small: np.ndarray) -> np.ndarray:
+        """Outlines (K x 4 x 2, clockwise, px of *small*) the Twilight card may have:
+        :func:`vision.quads.card_quads`'s steps (outline hypotheses from the straight
+        runs of edges, the best refined onto the edges), with the hypotheses ranked
+        twice — by how well their sides lie on edges, and by how much their inside
+        looks like the face (:class:`~vision.proposals.FaceGrid`) — and the best of each
+        ranking kept."""
+        h = small.shape[0]
+        long_aspect = max(self.aspect, 1 / self.aspect)
+        long_range = (TWILIGHT_LONG_RANGE[0] * h, TWILIGHT_LONG_RANGE[1] * h)
+        maps = Q.edge_maps(small)
+        segs = Q.segments(maps.edges, 0.4 * long_range[0] / long_aspect)
+        seg_len = np.hypot(segs[:, 2] - segs[:, 0], segs[:, 3] - segs[:, 1])
+        segs = segs[seg_len <= long_range[1]]
+        hyp = np.concatenate([Q.hypotheses(segs, long_aspect, long_range),
+                              Q.pair_hypotheses(segs, long_aspect, long_range)])
+        if not len(hyp):
+            return np.zeros((0, 4, 2), np.float32)
+        hyp = clockwise_all(hyp)
+        pyramid = P.Pyramid(small)
+        edge_rank = np.argsort(-Q.side_support(hyp, maps, Q.ROUGH_SAMPLES).mean(axis=1),
+                               kind="stable")
+        face_rank = np.argsort(-self.grid.scores(pyramid, hyp).max(axis=1), kind="stable")
+        idx = Q._rough_distinct(hyp, edge_rank, ROUGH_CANDIDATES)
+        idx += [i for i in Q._rough_distinct(hyp, face_rank, FACE_ROUGH) if i not in idx]
+        q = Q.refine(hyp[idx], maps)
+        sides = Q.side_support(q, maps)
+        d = np.hypot(*(np.roll(q, -1, axis=1) - q).transpose(2, 0, 1))
+        long = np.maximum(d[:, 0] + d[:, 2], d[:, 1] + d[:, 3]) / 2
+        short = np.minimum(d[:, 0] + d[:, 2], d[:, 1] + d[:, 3]) / 2
+        ok = ((long >= long_range[0] * 0.9) & (long <= long_range[1] * 1.1) & (short >= 3)
+              & (np.abs(np.log(long / np.maximum(short, 1e-6) / long_aspect))
+                 <= np.log(1.25)))
+        edge_score = np.where(ok, sides.mean(axis=1), -1.0)
+        face_score = np.where(ok, self.grid.scores(pyramid, q).max(axis=1), -2.0)
+        keep = [i for i in Q._rough_distinct(q, np.argsort(-edge_score, kind="stable"),
+                                             CANDIDATES) if edge_score[i] >= 0]
+        keep += [i for i in Q._rough_distinct(q, np.argsort(-face_score, kind="stable"),
+                                              FACE_CANDIDATES)
+                 if face_score[i] > -2 and i not in keep]
+        return clockwise_all(q[keep])
+
     def find(self, frame: np.ndarray) -> tuple[Quad, float] | None:
         """(quad TL, TR, BR, BL of the upright art in frame px, score) or None."""
         small, scale = shrunk(frame)
-        h = small.shape[0]
-        long_aspect = max(self.aspect, 1 / self.aspect)
-        qs, _ = Q.card_quads(small, long_aspect,
-                             (TWILIGHT_LONG_RANGE[0] * h, TWILIGHT_LONG_RANGE[1] * h),
-                             keep=CANDIDATES, rough=ROUGH_CANDIDATES)
+        qs = self.candidates(small)
         if not len(qs):
             return None
-        rolls = [np.roll(clockwise(q) / scale, -r, axis=0) for q in qs for r in range(4)]
+        score = self.turn_scores(frame, [q / scale for q in qs])
+        # the best few, each refined on the frame's own edges and weighed again
+        for i in np.argsort(-score.max(axis=1))[:REFINED]:
+            if score[i].max() < MIN_SCORE * REFINE_SHARE:
+                break
+            r = int(np.argmax(score[i]))
+            rough = np.roll(qs[i] / scale, -r, axis=0)
+            aligned = self.align(frame, rough)
+            tries = [rough, aligned, Q.refine_to(frame, aligned)]
+            ts = self.turn_scores(frame, tries)
+            k = int(np.argmax(ts.max(axis=1)))
+            s = ts[k]
+            r = int(np.argmax(s))
+            quad = np.roll(tries[k], -r, axis=0)
+            best = float(s[r])
+            part = float(self.bank.cell_scores(rectify(frame, quad, self.size)[None],
+                                               PARTS)[0, 0])
+            # the quarter turns (moon and sun sides swapped) must fit clearly worse: by
+            # the deck's margin rule, with the face's likeness to its quarter turn (a
+            # square card; an oblong card's shape already rules them out, its
+            # quarter-turned warp is squeezed)
+            other = max(s[(r + 1) % 4], s[(r + 3) % 4])
+            c = self.quarter_alike if self.square else 0.0
+            turn_sure = other <= best * (c + QUARTER_MARGIN_SHARE * (1 - c))
+            if best >= MIN_SCORE and part >= PART_SCORE and turn_sure:
+                return quad, best
+        return None
+
+    def align(self, frame: np.ndarray, quad: Quad) -> Quad:
+        """*quad* (the art's TL, TR, BR, BL, frame px) moved by an affine ECC alignment
+        of the frame around it with the face (grey): the face, not the edges, pulls a
+        rough outline onto the card. *quad* itself when ECC fails or slides off."""
+        width = float(np.hypot(*(quad[1] - quad[0])))
+        w = int(np.clip(round(width), 8, ALIGN_WIDTH_PX))
+        h = max(8, round(w * self.aspect))
+        tmpl = self.align_faces.get(w)
+        if tmpl is None:
+            f = cv2.cvtColor(cv2.resize(self.upright, (w, h), interpolation=cv2.INTER_AREA),
+                             cv2.COLOR_BGR2GRAY).astype(np.float32)
+            tmpl = self.align_faces[w] = cv2.GaussianBlur(f, (0, 0), 0.8)
+        m = max(2, round(ALIGN_MARGIN * w))
+        dst = np.float32([(m, m), (m + w, m), (m + w, m + h), (m, m + h)]) - 0.5
+        M = cv2.getPerspectiveTransform(np.asarray(quad, np.float32), dst)
+        win = cv2.warpPerspective(frame, M, (w + 2 * m, h + 2 * m), flags=cv2.INTER_LINEAR,
+                                  borderMode=cv2.BORDER_REPLICATE)
+        win = cv2.GaussianBlur(cv2.cvtColor(win, cv2.COLOR_BGR2GRAY).astype(np.float32),
+                               (0, 0), 0.8)
+        warp = np.float32([[1, 0, m], [0, 1, m]])
+        try:
+            _, warp = cv2.findTransformECC(tmpl, win, warp, cv2.MOTION_AFFINE,
+                                           (cv2.TERM_CRITERIA_COUNT | cv2.TERM_CRITERIA_EPS,
+                                            ALIGN_ITERATIONS, 1e-4), None, 1)
+        except cv2.error:
+            return quad
+        corners = np.float32([(0, 0), (w, 0), (w, h), (0, h)]) - 0.5
+        in_win = corners @ warp[:, :2].T + warp[:, 2]
+        back = cv2.perspectiveTransform(in_win.reshape(-1, 1, 2).astype(np.float64),
+                                        np.linalg.inv(M)).reshape(4, 2).astype(np.float32)
+        if np.abs(back - quad).max() > ALIGN_MAX_MOVE * width:
+            return quad
+        return back
+
+    def turn_scores(self, frame: np.ndarray, quads: list[Quad]) -> np.ndarray:
+        """Correlation (N x 4) of the face with each of *quads* (frame px, clockwise)
+        taken from its corner r as the face's top left (r = 0..3)."""
+        rolls = [np.roll(q, -r, axis=0) for q in quads for r in range(4)]
         pics = np.stack([rectify(frame, r, self.size) for r in rolls])
-        score = self.bank.scores(pics)[:, 0].reshape(len(qs), 4)
-        i, r = np.unravel_index(int(np.argmax(score)), score.shape)
-        best = float(score[i, r])
-        if best < MIN_SCORE:
-            return None
-        # the quarter turns (moon and sun sides swapped) must fit clearly worse: by the
-        # deck's margin rule, with the face's likeness to its quarter turn (a square
-        # card; an oblong card's shape already rules them out, its quarter-turned warp
-        # is squeezed)
-        other = max(score[i, (r + 1) % 4], score[i, (r + 3) % 4])
-        c = self.quarter_alike if self.square else 0.0
-        if other > best * (c + QUARTER_MARGIN_SHARE * (1 - c)):
-            return None
-        quad = Q.refine_to(frame, rolls[i * 4 + r])
-        return quad, best
+        return self.bank.scores(pics)[:, 0].reshape(len(quads), 4)
 
     def light(self, frame: np.ndarray, quad: Quad) -> tuple[float, float, float]:
         """Per channel, how much brighter the Twilight card at *quad* shows than taught."""
