@@ -44,7 +44,7 @@ FACE_CANDIDATES = 8
 #: The best candidates refined on the frame's own edges and weighed again, if their
 #: face correlates at least this share of MIN_SCORE (a quad a few px off a small card
 #: correlates much less than the card).
-REFINED = 3
+REFINED = 5
 REFINE_SHARE = 0.6
 #: ECC alignment of a rough outline with the face: the face's most width (px), the
 #: margin (share of its width) the window reaches beyond the outline, most iterations,
@@ -231,6 +231,9 @@ class TwilightFinder:
         self.bank = FaceBank({"twilight": f}, self.size)
         self.upright = face[:, ::-1] if mirror else face
         self.align_faces: dict[int, np.ndarray] = {}
+        #: a list to record each weighed candidate in (quad, score, parts score, the
+        #: quarter turns' score, which try), for diagnostics; None: not recorded
+        self.trace: list | None = None
         self.grid = P.FaceGrid(face[:, ::-1] if mirror else face, aspect)
         self.square = abs(np.log(aspect)) < np.log(SQUARE_WITHIN)
         # how alike the face is to itself turned a quarter (squeezed to its shape): a
@@ -311,6 +314,8 @@ class TwilightFinder:
             other = max(s[(r + 1) % 4], s[(r + 3) % 4])
             c = self.quarter_alike if self.square else 0.0
             turn_sure = other <= best * (c + QUARTER_MARGIN_SHARE * (1 - c))
+            if self.trace is not None:
+                self.trace.append((quad, best, part, float(other), k))
             if best >= MIN_SCORE and part >= PART_SCORE and turn_sure:
                 return quad, best
         return None
