@@ -112,8 +112,6 @@ def test_three_player_hand(tmp_path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(reason="issue 20: with the new recogniser the tracker makes the table's "
-                          "leader a gap instead of refusing the first card; open", strict=False)
 def test_a_refused_card_is_a_warning_never_a_play(tmp_path) -> None:
     """The table says north leads, but the first card is laid elsewhere (R3)."""
     first = {}

@@ -185,8 +185,22 @@ IDLE_LOOKS = 30
 LOCATE_EVERY = 5
 #: Share of the Twilight card's thumbnail pixels that must change to re-locate it.
 CENTRE_BUSY_FRACTION = 0.02
-#: Corner movement (px, frame) above which the Twilight card counts as moved.
+#: Corner movement (px, frame) above which the Twilight card counts as moved...
 MOVED_PX = 6.0
+#: ...when, besides, this share of its outline's pixels (at the pose it was last given)
+#: differ by MOTION_LEVEL from their look then. Two locates of a card lying still give
+#: corners up to 9 px apart (the recogniser's outline at 960x540: seed 5009) while its
+#: look differs in 0-0.6% of them (a neighbour's card over its edge); a knock of 2-3 mm
+#: and 2 degrees changes its print's edges over 44-57% of them (seed 45, bump 0.4).
+#: Taking the jitter for a move would start every side's looks afresh (its empty looks
+#: too, which tell a trick swept away from a card laid).
+TWILIGHT_MOVED_SHARE = 0.1
+#: A new pose whose Twilight face matches (the pose's score) this much worse than the
+#: current one's is a partly covered card's, not taken; one this much better is taken
+#: however little the card's look changed (the current one was a partly covered
+#: card's). Locates of a card lying still score within 0.04 of each other (0.85-0.89,
+#: seed 32 style 1), a hand over its lower half 0.50, over its edge 0.70.
+POSE_SCORE_MARGIN = 0.1
 
 
 @dataclass(frozen=True)
@@ -447,6 +461,8 @@ class TableTracker:
         self.prev: np.ndarray | None = None
         self.zones: dict[str, _Zone] = {s.value: _Zone(s.value) for s in SEATS}
         self.centre: _Region | None = None
+        self.twilight: _Region | None = None  # the Twilight card's outline in frame px
+        self.twilight_look: np.ndarray | None = None  # ...its look when the pose was set
         self.centre_dirty = False
         self.centre_quiet = 0
         self.frame_no = 0  # the frame looked at (what events are labelled with)
@@ -482,6 +498,9 @@ class TableTracker:
             zone.base_look = None
             zone.empty_looks = []
         self.centre = _Region(np.asarray(pose.quad) / s, shape)
+        self.twilight = _Region(np.asarray(pose.quad, np.float64), frame_shape)
+        self.twilight_look = (None if self.frame is None
+                              else self.twilight.look(self.frame))
 
     # -- the per-frame step -------------------------------------------------------------------
     def feed(self, frame_no: int, frame: np.ndarray, expect: Callable[[], Expectation],
@@ -560,12 +579,24 @@ class TableTracker:
         if pose is None:
             return  # covered or gone for now: keep the old zones
         moved = float(np.abs(np.asarray(pose.quad) - np.asarray(self.pose.quad)).max())
-        if moved > MOVED_PX or pose.moon_seats != self.pose.moon_seats:
+        better = float(getattr(pose, "score", 1.0)) - float(getattr(self.pose, "score", 1.0))
+        if better <= -POSE_SCORE_MARGIN:
+            return  # a hand over part of the card: keep the pose it had
+        if pose.moon_seats != self.pose.moon_seats or (moved > MOVED_PX and (
+                better >= POSE_SCORE_MARGIN or self._twilight_changed(frame))):
             tops = {s: z.top for s, z in self.zones.items()}
             self._set_pose(pose, thumb.shape, frame.shape[:2])
             for seat, zone in self.zones.items():
                 zone.top = tops[seat]  # the cards did not change, only where we look
             self._report_moon(pose, emit)
+
+    def _twilight_changed(self, frame: np.ndarray) -> bool:
+        """Whether the Twilight card's outline looks otherwise than when its pose was set
+        (see TWILIGHT_MOVED_SHARE): it was moved, not just located a few px apart."""
+        if self.twilight is None or self.twilight_look is None:
+            return True
+        look = self.twilight.look(frame)
+        return self.twilight.changed(look, self.twilight_look) >= TWILIGHT_MOVED_SHARE
 
     def _report_moon(self, pose: Any, emit: Callable[[Observation], None]) -> None:
         moon = tuple(pose.moon_seats)
@@ -709,12 +740,14 @@ class TableTracker:
         if card is not None:
             zone.unreadable = None
         elif (not forced and early is None and zone.unreadable is None and zone.moved
-              and expect.laid == 0 and self._looks_laid(zone, frame)):
+              and expect.laid == 0 and (zone.empty_looks or not expect.clearing)
+              and self._looks_laid(zone, frame)):
             # no card named before the hand's first card, where the side now looks
             # unlike both its look before and the empty table: a card that cannot be
             # read (a blank or foreign face, one the recogniser takes for no card or a
             # back) may be the lead. (Later in the hand, a side swept looks changed too: there the
-            # turn order tells, see _out_of_turn.)
+            # turn order tells, see _out_of_turn. Between hands the last trick is swept
+            # away: a side not seen empty since its zone was set cannot tell.)
             zone.unreadable = zone.last_busy
         elif reading.confidence >= SURE_CONFIDENCE:
             zone.unreadable = None
@@ -853,9 +886,22 @@ class TableTracker:
         or a card that reads as no card but changed the side (:meth:`_looks_laid`)."""
         if not zone.stirred or zone.region is None or self.prev is None:
             return False
-        if zone.base is None or zone.unreadable is not None or zone.reached:
+        if zone.base is None or zone.unreadable is not None:
             return True
+        if zone.reached:
+            # a hand came where a card laid here lies; it laid one unless the side looks
+            # as at its last play (UNCHANGED_SHARE): zones overlap at their inner
+            # corners, and a neighbour laying its card reaches into this one
+            return not self._as_at_base(zone)
         return zone.region.difference(self.prev, zone.base) > REFERENCE_LEVEL
+
+    def _as_at_base(self, zone: _Zone) -> bool:
+        """Whether the side's fine look now is its look at its last play (or first read),
+        to UNCHANGED_SHARE: nothing was laid or taken there since."""
+        if zone.fine is None or zone.base_look is None or self.frame is None:
+            return False
+        look = self._look(zone, self.frame)
+        return zone.fine.changed(look, zone.base_look) < UNCHANGED_SHARE
 
     def _looks_laid(self, zone: _Zone, frame: np.ndarray) -> bool:
         """Whether the side's fine look differs from its look at its last play (or first
