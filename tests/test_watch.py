@@ -6,8 +6,9 @@ and tracker; the game log is a real SQLite log in a temporary folder.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
-from watch_helpers import watch_source
+from watch_helpers import MovieRecording, watch_source
 
 from companion.core.gamelog import GameLog
 from vision.sim.movie import SimulatedTable
@@ -136,3 +137,48 @@ def test_a_refused_card_is_a_warning_never_a_play(tmp_path) -> None:
     # the refusal stands, or the hand went on from the leader the table set (once the
     # cards after it are read, the hand need not stall on it)
     assert snap["refused"] is not None or snap["hand"]["leader"] == first["table_leader"]
+
+
+def test_a_mirrored_camera_is_read_with_east_and_west_in_their_places() -> None:
+    # CONTRACT C1: a mirrored camera (watch --mirror, the config's camera.mirror) sees
+    # east on the left. The simulator's mirrored scene is the picture flipped; its truth
+    # keeps the table's seats, and the recogniser built with mirror=True reads them.
+    from vision.profile import load_deck
+    from vision.recognise import Recogniser
+    from vision.sim.decks import taught_deck
+    from vision.sim.simulator import render_scene
+
+    sides = {"north": "moon-priest", "east": "sun-souls-4", "south": None, "west": "sun-altar"}
+    scene = render_scene(14, 0, SIZE, mirror=True, twilight_deg=0.0, twilight_xy=(0.0, 0.0),
+                         sides=sides, under_cards=0, hand=False, glare=False)
+    assert scene.truth["sides"] == sides
+    deck = load_deck(taught_deck(0))
+    mirrored = Recogniser(deck, mirror=True).recognise(scene.image)
+    assert mirrored["twilight"] == {"found": True, "moon_seats": ["north", "south"]}
+    assert mirrored["sides"] == sides
+    # read as an ordinary camera, the same picture has east and west the other way round
+    plain = Recogniser(deck).recognise(scene.image)
+    assert plain["sides"] == {**sides, "east": sides["west"], "west": sides["east"]}
+
+
+@pytest.mark.slow
+def test_a_mirrored_camera_watches_the_first_trick_right(tmp_path) -> None:
+    # A hand movie seen by a mirrored camera (each frame flipped left to right, as the
+    # simulator's mirror option draws a scene) and watched with --mirror: the first
+    # trick's plays at their real seats, east and west not swapped.
+    from vision.sim.movie import HandMovie
+
+    truth_movie = HandMovie(31, 0, SIZE, 10.0, hands=1, render=False)
+    for _ in truth_movie.frames():
+        pass
+    trick = [e for e in truth_movie.events if e["type"] == "play"][:4]
+    assert {e["seat"] for e in trick} == {"north", "east", "south", "west"}
+    source = MovieRecording(HandMovie(31, 0, SIZE, 10.0, hands=1),
+                            stop_at=trick[-1]["clear_frame"] + 10,
+                            paint=lambda frame: np.ascontiguousarray(frame.image[:, ::-1]))
+    events, snap, _ = watch_source(tmp_path, source, GameLog.open(tmp_path / "data"), 0,
+                                   mirror=True)
+    assert plays(events) == [(e["seat"], e["card"]) for e in trick]
+    assert [e["winner"] for e in events if e["type"] == "trick"] == [
+        next(e["winner"] for e in truth_movie.events if e["type"] == "trick")]
+    assert not any(e["type"] in ("warning", "gap") for e in events)

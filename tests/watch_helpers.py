@@ -19,14 +19,16 @@ from vision.sim.simulator import add_glare
 from vision.tracker import TableTracker
 
 
-def watch_source(tmp_path, source: Any, log: GameLog, style: int
+def watch_source(tmp_path, source: Any, log: GameLog, style: int, *, mirror: bool = False
                  ) -> tuple[list[dict], dict, Companion]:
     """Watch *source* (a simulated table) into *log* until it ends; returns the events,
-    the log's last snapshot and the companion (the log is closed)."""
+    the log's last snapshot and the companion (the log is closed). ``mirror``: the
+    camera sees the table mirrored (``watch --mirror``)."""
     events_path = tmp_path / "events.jsonl"
-    comp = Companion(Options(source="recording", events=str(events_path)), Config(), log)
+    comp = Companion(Options(source="recording", events=str(events_path), mirror=mirror),
+                     Config(), log)
     comp.source = source
-    comp.tracker = TableTracker(taught_deck(style))
+    comp.tracker = TableTracker(taught_deck(style), mirror=comp.opts.mirror)
     try:
         comp.watch()
     finally:
