@@ -53,6 +53,7 @@ DUEL_SHARE = 0.25
 #: Shifts (px at the matched resolution, each way) a duel tries: what the alignment
 #: of the whole card leaves for the fine print where two faces differ.
 DUEL_SHIFT_PX = 1
+DUEL_BLUR_PX = (0.0, 0.8, 1.6)
 #: Two faces correlating this well at the finest resolution differ in less than half
 #: a percent of their variance (a mark a couple of mm across on a plain face): no
 #: reading through a camera's noise and a mm of misplacement tells them apart, so
@@ -62,6 +63,12 @@ ALIKE_LIMIT = 0.995
 #: Nominal card width (mm) the resolutions are counted in.
 WIDTH_MM = 63.0
 
+
+
+def _joint_ncc(x: np.ndarray, y: np.ndarray) -> float:
+    """Correlation of *x* and *y* over all their values at once."""
+    xm, ym = x - x.mean(), y - y.mean()
+    return float((xm * ym).sum()) / max(float(np.sqrt((xm * xm).sum() * (ym * ym).sum())), 1e-6)
 
 
 def _standard_rows(stack: np.ndarray) -> np.ndarray:
@@ -218,8 +225,18 @@ class FaceBank:
         little larger), and the card is taken at the best of the shifts of up to
         DUEL_SHIFT_PX (what the whole card's alignment leaves for fine print)."""
         k = DUEL_SHIFT_PX
-        fa_full, fb_full = self._cores[a], self._cores[b]
-        h, w = fa_full.shape[:2]
+        h, w = self._cores[a].shape[:2]
+        # the card may be blurrier than the faces (focus, motion, a small card): the
+        # faces are blurred as much more as makes them fit the card best, so the
+        # difference between them is measured as the card can show it
+        best_fit, fa_full, fb_full = -2.0, self._cores[a], self._cores[b]
+        for sigma in DUEL_BLUR_PX:
+            ga = self._cores[a] if not sigma else cv2.GaussianBlur(self._cores[a], (0, 0), sigma)
+            gb = self._cores[b] if not sigma else cv2.GaussianBlur(self._cores[b], (0, 0), sigma)
+            m = ((ga + gb) / 2)[k:h - k, k:w - k]
+            fit = _joint_ncc(core[k:h - k, k:w - k], m)
+            if fit > best_fit:
+                best_fit, fa_full, fb_full = fit, ga, gb
         fa, fb = fa_full[k:h - k, k:w - k], fb_full[k:h - k, k:w - k]
         weight = np.full(fa.shape[:2], np.inf, np.float32)
         for dy in range(-k, k + 1):

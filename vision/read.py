@@ -52,8 +52,8 @@ CARD_SIZE_RANGE = (0.6, 1.6)
 SIZE_MEMORY = 16
 #: Candidate outlines per zone weighed by their faces, and how many of the best are
 #: aligned and matched finely.
-CANDIDATES = 12
-FINE_CANDIDATES = 3
+CANDIDATES = 20
+FINE_CANDIDATES = 5
 #: Growths of a found quad tried (its outline may be an inner frame of the print).
 GROW = (1.0, 1.1, 1.2)
 #: Alignment of a card with its best face: resolution (px/mm, at most: as the frame
@@ -191,6 +191,15 @@ class SideReader:
             if best is None or row.max() > best[2].max():
                 best = (q, owner[j], row, pic)
         quad, i, row, pic = best
+        if fine is not middle:
+            # the card chosen aligned again at the finest resolution: the fine print
+            # where alike faces differ must lie where the face has it
+            q = align(frame, quad, fine, int(np.argmax(row)))
+            if q is not quad:
+                p2 = without_glare(rectify(frame, q, fine.size))
+                r2 = fine.scores(p2[None])[0]
+                if r2.max() >= row.max():
+                    quad, row, pic = q, r2, p2
         support = float(sides[i].min())
         ident = self._identity(fine, row, pic, pose.light)
         # the card named must lie where its outline is: a quad aligned inside a card
