@@ -244,6 +244,48 @@ def test_the_uppermost_card_of_a_pile_and_an_empty_table():
     assert rec.recognise(empty)["twilight"]["found"] is False
 
 
+#: soft focus over the composed scene, as a camera focused on the table gives
+BLUR = 1.4
+
+
+@pytest.mark.parametrize("turn", [0.0, 35.0])
+def test_alike_faces_a_numeral_apart_are_told_apart(turn):
+    """Adept, priest, novice, hierarch and high priest differ in a numeral and a small
+    figure: the whole card cannot tell them apart, the duel on where they differ can."""
+    rec = Recogniser(builtin_profile(0))
+    faces = _builtin_faces()
+    card_deg = {s: turn + 90.0 * i for i, s in enumerate(DIRECTION)}
+    for seed, sides in enumerate((
+            {"north": "moon-adept", "east": "sun-priest", "south": "moon-priest",
+             "west": "sun-adept"},
+            {"north": "moon-novice", "east": "sun-hierarch", "south": "moon-high-priest",
+             "west": "sun-novice"})):
+        image, _ = _scene(faces, (63, 88), sides, card_deg=card_deg, seed=10 + seed)
+        image = cv2.GaussianBlur(image, (0, 0), BLUR)  # soft focus
+        _check(rec, image, sides, 0.0)
+
+
+def test_faces_alike_but_for_their_colours_are_told_apart_by_a_duel():
+    """Two faces printed alike in each cult's colours correlate 1.0 channel by channel;
+    the duel, over all channels at once, names the one the card is, and both the card
+    and its twin are never mistaken for the other."""
+    from vision.faces import FaceBank
+
+    sun = render_card("sun-temple", style=0, px_per_mm=3.0)
+    moon = np.clip(sun.astype(np.float32) * np.float32([1.0, 0.6, 0.35])
+                   + np.float32([90, 40, 10]), 0, 255).astype(np.uint8)  # recoloured
+    other = render_card("sun-souls-5", style=0, px_per_mm=3.0)
+    bank = FaceBank({"sun-temple": sun, "moon-temple": moon, "sun-souls-5": other}, (44, 62))
+    assert bank.alike[0, 1] > 0.99  # per channel the two are one picture
+    rng = np.random.default_rng(3)
+    for face, name in ((sun, "sun-temple"), (moon, "moon-temple")):
+        card = cv2.resize(face, (44, 62), interpolation=cv2.INTER_AREA).astype(np.float32)
+        card = np.clip(card * 0.8 + 12 + rng.normal(0, 4, card.shape), 0, 255).astype(np.uint8)
+        row = bank.scores(card[None])[0]
+        assert bank.decide(row)[0] == "unknown"  # the whole card alone cannot say
+        assert bank.decide(row, card=card)[0] == name
+
+
 def test_enrol_refuses_faces_it_cannot_tell_apart(tmp_path, capsys):
     faces = {cid: render_card(cid, style=0, px_per_mm=3.0) for cid in REQUIRED_IDS}
     faces["sun-priest"] = faces["sun-adept"].copy()
