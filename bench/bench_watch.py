@@ -175,6 +175,8 @@ def watch_30fps(hands: int) -> dict:
         print(f"30 fps held-out deck {deck} hand {i}: exact={r['exact']} extra={r['extra']}",
               flush=True)
         results.append(r)
+    if not results:
+        return {"hands": 0}
     latency = [x / 30 for r in results if r["exact"] for x in r["latency"]]
     camera_frames = 3 * sum(r["frames"] for r in results)
     return {

@@ -409,7 +409,7 @@ def test_the_twilight_card_located_a_few_px_apart_has_not_moved() -> None:
     empty = {seat: len(z.empty_looks) for seat, z in tracker.zones.items()}
     assert first is not None and empty["east"] >= 1
     show(covered, 3)
-    show(still.image, 8)  # located again, 8 px apart: the same card lying still
+    show(still.image, 8)  # the same card lying still (located again: 8 px apart)
     assert tracker.pose is first
     assert {seat: len(z.empty_looks) for seat, z in tracker.zones.items()} == empty
     show(covered, 3)

@@ -187,19 +187,19 @@ LOCATE_EVERY = 5
 CENTRE_BUSY_FRACTION = 0.02
 #: Corner movement (px, frame) above which the Twilight card counts as moved...
 MOVED_PX = 6.0
-#: ...when, besides, this share of its outline's pixels (at the pose it was last given)
-#: differ by MOTION_LEVEL from their look then. Two locates of a card lying still give
-#: corners up to 9 px apart (the recogniser's outline at 960x540: seed 5009) while its
-#: look differs in 0-0.6% of them (a neighbour's card over its edge); a knock of 2-3 mm
-#: and 2 degrees changes its print's edges over 44-57% of them (seed 45, bump 0.4).
-#: Taking the jitter for a move would start every side's looks afresh (its empty looks
-#: too, which tell a trick swept away from a card laid).
+#: The Twilight card is located again (after motion over it) only when this share of
+#: its outline's pixels (at the pose it was last given) differ by MOTION_LEVEL from
+#: their look then. Two locates of a card lying still give corners up to 9 px apart
+#: (the recogniser's outline at 960x540: seed 5009) while its look differs in 0-0.6%
+#: of them (a neighbour's card over its edge); a knock of 2-3 mm and 2 degrees changes
+#: its print's edges over 44-57% of them (seed 45, bump 0.4). Taking the jitter for a
+#: move would start every side's looks afresh (its empty looks too, which tell a trick
+#: swept away from a card laid), and a locate is the costliest step of a look (~0.1 s).
 TWILIGHT_MOVED_SHARE = 0.1
 #: A new pose whose Twilight face matches (the pose's score) this much worse than the
-#: current one's is a partly covered card's, not taken; one this much better is taken
-#: however little the card's look changed (the current one was a partly covered
-#: card's). Locates of a card lying still score within 0.04 of each other (0.85-0.89,
-#: seed 32 style 1), a hand over its lower half 0.50, over its edge 0.70.
+#: current one's is a partly covered card's, not taken. Locates of a card lying still
+#: score within 0.04 of each other (0.85-0.89, seed 32 style 1), a hand over its lower
+#: half 0.50, over its edge 0.70.
 POSE_SCORE_MARGIN = 0.1
 
 
@@ -435,6 +435,8 @@ class _Zone:
     scores: dict[str, float] = field(default_factory=dict)
     gap_busy: int | None = None  # last_busy when a gap was given out here (None: no gap)
     gap_held: set[str] = field(default_factory=set)  # cards held here then: plays, not fills
+    none_read: tuple[Any, np.ndarray] | None = None  # the last read, if it found no card,
+    # and the side's fine look then
 
 
 class TableTracker:
@@ -495,7 +497,7 @@ class TableTracker:
             zone.dirty = True
             # crops of the old zones
             zone.reference = zone.before = zone.base = zone.settled_look = zone.look = None
-            zone.base_look = None
+            zone.base_look = zone.none_read = None
             zone.empty_looks = []
         self.centre = _Region(np.asarray(pose.quad) / s, shape)
         self.twilight = _Region(np.asarray(pose.quad, np.float64), frame_shape)
@@ -575,6 +577,10 @@ class TableTracker:
     def _relocate(self, frame: np.ndarray, thumb: np.ndarray,
                   emit: Callable[[Observation], None]) -> None:
         self.centre_dirty = False
+        if not self._twilight_changed(frame):
+            # a hand passed over the card and left it as it was: locating it again
+            # (the costliest step of a look) could only give the same pose a few px apart
+            return
         pose = self.rec.locate(frame)
         if pose is None:
             return  # covered or gone for now: keep the old zones
@@ -582,8 +588,7 @@ class TableTracker:
         better = float(getattr(pose, "score", 1.0)) - float(getattr(self.pose, "score", 1.0))
         if better <= -POSE_SCORE_MARGIN:
             return  # a hand over part of the card: keep the pose it had
-        if pose.moon_seats != self.pose.moon_seats or (moved > MOVED_PX and (
-                better >= POSE_SCORE_MARGIN or self._twilight_changed(frame))):
+        if pose.moon_seats != self.pose.moon_seats or moved > MOVED_PX:
             tops = {s: z.top for s, z in self.zones.items()}
             self._set_pose(pose, thumb.shape, frame.shape[:2])
             for seat, zone in self.zones.items():
@@ -694,8 +699,7 @@ class TableTracker:
         """Read one side. ``forced``: a fresh look at a side that has not moved, while
         later cards wait for it (its settled state is left alone). ``early``: read the
         side's kept frame of one look before (EARLY_QUIET) instead of *frame*."""
-        self.reads += 1
-        reading = self.rec.read_side(frame if early is None else early, self.pose, zone.seat)
+        reading = self._read_side(zone, frame if early is None else early, early is not None)
         if early is None:
             self.readings[zone.seat] = reading  # what is drawn: the latest
         card = reading.card_id
@@ -761,6 +765,21 @@ class TableTracker:
                 zone.next_read = self.looks + 1  # read again at the next look
             return
         self._settled(zone, card, frame, thumb, expect, forced)
+
+    def _read_side(self, zone: _Zone, frame: np.ndarray, early: bool) -> Any:
+        """The recogniser's reading of the side in *frame* (*early*: a kept frame, not the
+        one being looked at). A side that looks as at its last read that found no card,
+        to UNCHANGED_SHARE, is that reading again without the recogniser: the same
+        picture shows no card again (a side swept and read till confirmed, a seat on
+        turn looked at again while its player thinks)."""
+        assert zone.fine is not None
+        look = zone.fine.look(frame) if early else self._look(zone, frame)
+        if zone.none_read is not None and zone.fine.changed(look, zone.none_read[1]) < UNCHANGED_SHARE:
+            return zone.none_read[0]
+        self.reads += 1
+        reading = self.rec.read_side(frame, self.pose, zone.seat)
+        zone.none_read = (reading, look) if reading.card_id is None else None
+        return reading
 
     @staticmethod
     def _expected(zone: _Zone, card: str | None, reading: Any, expect: Expectation) -> bool:
