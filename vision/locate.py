@@ -46,6 +46,17 @@ FACE_CANDIDATES = 8
 #: correlates much less than the card).
 REFINED = 5
 REFINE_SHARE = 0.6
+#: When no outline leads to the card, the face is looked for all over the frame
+#: (:func:`vision.proposals.dense_quads`) at sizes from this share of the height up: a
+#: card this big has cells of a few px in the frame shrunk to WORK_HEIGHT.
+DENSE_LONG_MIN = 0.1
+#: Such a search weighs tens of thousands of outlines, so a card found by it must show
+#: its whole face clearly, as a card is named (on the tuning material the Twilight
+#: cards found so scored 0.95 and more, the best look-alikes at most 0.64).
+DENSE_SCORE = 0.8
+#: The best distinct outlines of that search moved to fit the face better
+#: (:func:`vision.proposals.polish`) before the best REFINED of them are aligned.
+POLISHED = 24
 #: ECC alignment of a rough outline with the face: the face's most width (px), the
 #: margin (share of its width) the window reaches beyond the outline, most iterations,
 #: and the most a corner may move (share of the width: more slid onto something else).
@@ -288,15 +299,35 @@ class TwilightFinder:
         """(quad TL, TR, BR, BL of the upright art in frame px, score) or None."""
         small, scale = shrunk(frame)
         qs = self.candidates(small)
-        if not len(qs):
-            return None
-        score = self.turn_scores(frame, [q / scale for q in qs])
-        # the best few, each refined on the frame's own edges and weighed again
-        for i in np.argsort(-score.max(axis=1))[:REFINED]:
+        if len(qs):
+            score = self.turn_scores(frame, [q / scale for q in qs])
+            found = self.verify(frame, qs / scale, score)
+            if found is not None:
+                return found
+        # no outline led to it: the face looked for all over the frame
+        if self.trace is not None:
+            self.trace.append("dense")
+        h, w = small.shape[:2]
+        dense = P.dense_quads((w, h), self.aspect,
+                              (DENSE_LONG_MIN * h, TWILIGHT_LONG_RANGE[1] * h), 0.6, 6, 1.3)
+        pyramid = P.Pyramid(small)
+        score = self.grid.scores(pyramid, dense)
+        best = np.argsort(-score.max(axis=1), kind="stable")
+        keep = Q._rough_distinct(dense, best, POLISHED)
+        moved, score = P.polish(self.grid, pyramid, dense[keep])
+        return self.verify(frame, moved / scale, score, DENSE_SCORE)
+
+    def verify(self, frame: np.ndarray, quads: np.ndarray, score: np.ndarray,
+               least: float = MIN_SCORE) -> tuple[Quad, float] | None:
+        """The first of the REFINED best of *quads* (frame px, clockwise; *score* N x 4
+        their faces' correlation at each turn) that is the Twilight card, aligned with
+        its face and refined on the frame's edges, its face correlating at least
+        *least*: (quad, score) or None."""
+        for i in np.argsort(-score.max(axis=1), kind="stable")[:REFINED]:
             if score[i].max() < MIN_SCORE * REFINE_SHARE:
                 break
             r = int(np.argmax(score[i]))
-            rough = np.roll(qs[i] / scale, -r, axis=0)
+            rough = np.roll(quads[i], -r, axis=0)
             aligned = self.align(frame, rough)
             tries = [rough, aligned, Q.refine_to(frame, aligned)]
             ts = self.turn_scores(frame, tries)
@@ -316,7 +347,7 @@ class TwilightFinder:
             turn_sure = other <= best * (c + QUARTER_MARGIN_SHARE * (1 - c))
             if self.trace is not None:
                 self.trace.append((quad, best, part, float(other), k))
-            if best >= MIN_SCORE and part >= PART_SCORE and turn_sure:
+            if best >= least and part >= PART_SCORE and turn_sure:
                 return quad, best
         return None
 

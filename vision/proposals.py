@@ -36,6 +36,10 @@ GRID_RIM = 0.06
 #: Levels of the frame's pyramid the grid samples from: a cell is read at the level
 #: whose pixel is about half its size (a cell's mean, not one noisy pixel).
 PYRAMID_LEVELS = 5
+#: :func:`polish`: steps (shares of the card) a rough outline is moved, turned and
+#: grown by to fit the face better: half a step of the search that proposed it, then
+#: half that.
+POLISH_STEPS = (0.15, 0.07)
 
 
 def grid_shape(aspect: float) -> tuple[int, int]:
@@ -126,3 +130,67 @@ class FaceGrid:
         up = (sums[:, 3:6] / spread).mean(axis=1).reshape(-1, 2)
         back = (sums[:, 6:9] / spread).mean(axis=1).reshape(-1, 2)
         return np.hstack([up, back])
+
+
+def dense_quads(size: tuple[int, int], aspect: float, long_range: tuple[float, float],
+                step: float = 0.5, turns: int = 8, scale_step: float = 1.25) -> np.ndarray:
+    """Outlines (N x 4 x 2, clockwise, the art's TL first) of a card of height / width
+    *aspect* laid all over a picture of *size* (w, h): long sides within *long_range*
+    px, a factor *scale_step* apart; centres *step* of the short side apart; *turns*
+    turns over a half turn (the half turns beyond are the same outlines from their
+    third corner, :meth:`FaceGrid.scores` weighs both)."""
+    w, h = size
+    long_aspect = max(aspect, 1 / aspect)
+    out = []
+    angles = np.radians(np.arange(turns) * 180.0 / turns)
+    rot = np.stack([np.stack([np.cos(angles), -np.sin(angles)], -1),
+                    np.stack([np.sin(angles), np.cos(angles)], -1)], 1)  # T x 2 x 2
+    long = float(long_range[0])
+    while long <= long_range[1]:
+        short = long / long_aspect
+        cw, ch = (short, long) if aspect >= 1 else (long, short)
+        box = np.float32([(-cw / 2, -ch / 2), (cw / 2, -ch / 2), (cw / 2, ch / 2),
+                          (-cw / 2, ch / 2)])
+        turned = np.einsum("tij,kj->tki", rot, box)  # T x 4 x 2
+        d = max(step * short, 1.0)
+        xs = np.arange(d / 2, w, d, dtype=np.float32)
+        ys = np.arange(d / 2, h, d, dtype=np.float32)
+        cx, cy = np.meshgrid(xs, ys)
+        centres = np.stack([cx.ravel(), cy.ravel()], 1)
+        out.append((centres[:, None, None, :] + turned[None]).reshape(-1, 4, 2))
+        long *= scale_step
+    if not out:
+        return np.zeros((0, 4, 2), np.float32)
+    return np.concatenate(out).astype(np.float32)
+
+
+def _moved(quads: np.ndarray, shift: tuple[float, float], turn_deg: float,
+           grow: float) -> np.ndarray:
+    """*quads* (N x 4 x 2) each moved about its centre: shifted by *shift* (shares of its
+    side 0-1 and side 1-2, along them), turned *turn_deg* and grown *grow* times."""
+    c = quads.mean(axis=1, keepdims=True)
+    rel = quads - c
+    a = np.radians(turn_deg)
+    rot = np.float32([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
+    along = quads[:, 1:2] - quads[:, 0:1]
+    across = quads[:, 2:3] - quads[:, 1:2]
+    return (c + shift[0] * along + shift[1] * across + grow * rel @ rot.T).astype(np.float32)
+
+
+def polish(grid: FaceGrid, pyramid: Pyramid, quads: np.ndarray,
+           steps: tuple[float, ...] = POLISH_STEPS) -> tuple[np.ndarray, np.ndarray]:
+    """*quads* (N x 4 x 2) each moved to where :meth:`FaceGrid.scores` is best: at each
+    step (a share of the card) shifted either way along both its sides, turned and
+    grown by as much, or left; returns the quads and their scores (N x 4)."""
+    q = np.asarray(quads, np.float32)
+    best = grid.scores(pyramid, q)
+    for d in steps:
+        turn = float(np.degrees(d))
+        moves = [((sx, sy), t, g) for sx in (-d, 0, d) for sy in (-d, 0, d)
+                 for t in (-turn, 0, turn) for g in (1 / (1 + d), 1.0, 1 + d)]
+        tried = np.stack([_moved(q, *m) for m in moves], axis=1)  # N x M x 4 x 2
+        score = grid.scores(pyramid, tried.reshape(-1, 4, 2)).reshape(len(q), len(moves), 4)
+        k = np.argmax(score.max(axis=2), axis=1)
+        q = tried[np.arange(len(q)), k]
+        best = score[np.arange(len(q)), k]
+    return q, best
