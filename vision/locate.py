@@ -64,6 +64,10 @@ ALIGN_WIDTH_PX = 48
 ALIGN_MARGIN = 0.25
 ALIGN_ITERATIONS = 30
 ALIGN_MAX_MOVE = 0.5
+#: A Twilight card's outline has the taught shape within this factor (perspective, a
+#: rough outline): the face squeezed onto another shape is a part of the card or
+#: something else.
+SHAPE_WITHIN = 1.25
 #: The face's parts (cells across, down) and how well the better half of them must
 #: correlate: a Twilight card shows some of its print clearly (0.9 and more where not
 #: covered), a look-alike of it (a card of like layout, an arm, a band of the cloth)
@@ -211,6 +215,13 @@ def clockwise(quad: np.ndarray) -> np.ndarray:
     return q if area > 0 else q[[0, 3, 2, 1]]
 
 
+def art_aspect(quad: Quad) -> float:
+    """Height / width of *quad* taken as the art's TL, TR, BR, BL."""
+    q = np.asarray(quad, np.float32)
+    d = np.hypot(*(np.roll(q, -1, axis=0) - q).T)
+    return float((d[1] + d[3]) / max(d[0] + d[2], 1e-6))
+
+
 def clockwise_all(quads: np.ndarray) -> np.ndarray:
     """Each of *quads* (N x 4 x 2) with its corners clockwise on the picture."""
     q = np.asarray(quads, np.float32)
@@ -326,16 +337,24 @@ class TwilightFinder:
         for i in np.argsort(-score.max(axis=1), kind="stable")[:REFINED]:
             if score[i].max() < MIN_SCORE * REFINE_SHARE:
                 break
-            r = int(np.argmax(score[i]))
+            fit = self.fits(quads[i])
+            if not fit.any():
+                continue
+            r = int(np.argmax(np.where(fit, score[i], -2.0)))
             rough = np.roll(quads[i], -r, axis=0)
             aligned = self.align(frame, rough)
             tries = [rough, aligned, Q.refine_to(frame, aligned)]
-            ts = self.turn_scores(frame, tries)
+            # each try at the turns that give the taught shape (other turns squeeze the
+            # face onto another shape: a part of the card, or something else)
+            raw = self.turn_scores(frame, tries)
+            ts = np.where([self.fits(t) for t in tries], raw, -2.0)
             k = int(np.argmax(ts.max(axis=1)))
-            s = ts[k]
-            r = int(np.argmax(s))
+            r = int(np.argmax(ts[k]))
+            s = raw[k]
             quad = np.roll(tries[k], -r, axis=0)
             best = float(s[r])
+            if ts[k, r] <= -2.0:
+                continue
             part = float(self.bank.cell_scores(rectify(frame, quad, self.size)[None],
                                                PARTS)[0, 0])
             # the quarter turns (moon and sun sides swapped) must fit clearly worse: by
@@ -350,6 +369,13 @@ class TwilightFinder:
             if best >= least and part >= PART_SCORE and turn_sure:
                 return quad, best
         return None
+
+    def fits(self, quad: Quad) -> np.ndarray:
+        """Which of *quad*'s four turns (its corner r as the art's TL) have the taught
+        shape, within SHAPE_WITHIN (both for a square card; two for an oblong one)."""
+        a = art_aspect(quad)
+        shapes = np.array([a, 1 / max(a, 1e-6), a, 1 / max(a, 1e-6)])
+        return np.abs(np.log(shapes / self.aspect)) <= np.log(SHAPE_WITHIN)
 
     def align(self, frame: np.ndarray, quad: Quad) -> Quad:
         """*quad* (the art's TL, TR, BR, BL, frame px) moved by an affine ECC alignment
