@@ -1,0 +1,103 @@
+"""Finding the Twilight card where its outline is hard to see (issue 20).
+
+Randomised simulator scenes of the tuning decks and seeds (vision/sim/split.py), a
+few each: a cloth of many straight edges (gingham, stripes) must not hide the
+Twilight card or turn its moon sides, and a table without one must not grow one.
+What varies within a test (deck, turn, place, camera, blur, JPEG) is drawn by the
+seed; what the test is about is pinned.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+
+from vision.profile import load_deck
+from vision.recognise import Recogniser
+from vision.sim.decks import taught_deck
+from vision.sim.simulator import CLOTH_COUNT, cloth_name, render_scene
+from vision.sim.split import TUNING_DECKS, TUNING_SEEDS
+
+SIZE = (1280, 720)
+#: scene seeds of these tests: tuning seeds, a block no other test uses
+BASE = TUNING_SEEDS.start + 630_000
+
+
+@functools.cache
+def _recogniser(deck) -> Recogniser:
+    return Recogniser(load_deck(taught_deck(deck)))
+
+
+def _cloths(kind: str) -> list[int]:
+    return [i for i in range(CLOTH_COUNT) if cloth_name(i) == kind]
+
+
+def _moon_sides(scene) -> list[str]:
+    return sorted(scene.truth["twilight"]["moon_seats"])
+
+
+@pytest.mark.parametrize("kind", ["gingham", "stripes"])
+def test_found_on_a_cloth_of_straight_edges(kind):
+    """The cloth's squares or stripes outnumber the cards' sides many times over; the
+    Twilight card (any deck, turn, shape, place, size 90-130 px) is found all the same
+    with its moon sides."""
+    cloths = _cloths(kind)
+    first = cloths[0]
+    for k in range(6):
+        deck = TUNING_DECKS[(3 * k + first) % len(TUNING_DECKS)]
+        scene = render_scene(BASE + 100 * first + k, size=SIZE, deck=deck,
+                             texture=cloths[k % len(cloths)], hand=False, light="neutral",
+                             glare=False, card_px=90.0 + 8 * k)
+        pose = _recogniser(deck).locate(scene.image)
+        assert pose is not None, f"deck {deck}, scene {scene.seed}: Twilight card not found"
+        assert sorted(pose.moon_seats) == _moon_sides(scene), (deck, scene.seed)
+        # where it is, not a look-alike: the found outline lies on the card's
+        corners = np.abs(np.asarray(pose.quad)[:, None] - scene.twilight_quad[None]).sum(-1)
+        side = float(np.linalg.norm(scene.twilight_quad[1] - scene.twilight_quad[0]))
+        assert corners.min(axis=1).max() < 0.25 * side, (deck, scene.seed)
+
+
+@pytest.mark.parametrize("light", ["dim", "warm"])
+def test_found_in_dim_and_coloured_light(light):
+    """Dim light (more sensor noise, weaker edges) and a warm cast on patterned and
+    plain cloths: found, right moon sides."""
+    for k in range(4):
+        deck = TUNING_DECKS[(5 * k + len(light)) % len(TUNING_DECKS)]
+        scene = render_scene(BASE + 10_000 + 100 * len(light) + k, size=SIZE, deck=deck,
+                             hand=False, light=light, card_px=100.0)
+        pose = _recogniser(deck).locate(scene.image)
+        assert pose is not None, f"deck {deck}, scene {scene.seed}: Twilight card not found"
+        assert sorted(pose.moon_seats) == _moon_sides(scene), (deck, scene.seed)
+
+
+def test_no_twilight_card_none_found():
+    """Cards lying about on busy cloths, none of them the Twilight card: none found (the
+    search over the whole frame must not settle for a look-alike)."""
+    cloths = _cloths("gingham") + _cloths("stripes") + _cloths("floral")
+    for k in range(6):
+        deck = TUNING_DECKS[(2 * k + 1) % len(TUNING_DECKS)]
+        scene = render_scene(BASE + 20_000 + k, size=SIZE, deck=deck, twilight=False,
+                             texture=cloths[k % len(cloths)])
+        assert _recogniser(deck).locate(scene.image) is None, (deck, scene.seed)
+
+
+@pytest.mark.xfail(reason="a Twilight card a third to a half under a hand is mostly not "
+                          "found: no outline candidate lies on it and the face search "
+                          "weighs whole faces only", strict=False)
+def test_found_half_under_an_arm():
+    """A hand reaching over the Twilight card from a seat, its palm a card's length
+    beyond the card's centre: the fingers cover part of the card; the part that shows
+    still finds it, with the right moon sides."""
+    direction = {"north": (0, -1), "east": (1, 0), "south": (0, 1), "west": (-1, 0)}
+    for k, seat in enumerate(direction):
+        deck = TUNING_DECKS[(2 * k + 2) % len(TUNING_DECKS)]
+        dx, dy = direction[seat]
+        scene = render_scene(BASE + 30_000 + k, size=SIZE, deck=deck, twilight_xy=(0.0, 0.0),
+                             card_px=110.0, light="neutral", hand=True, hand_seat=seat,
+                             hand_target=(dx * 90.0, dy * 90.0))
+        assert scene.twilight_occluded
+        pose = _recogniser(deck).locate(scene.image)
+        assert pose is not None, f"deck {deck}, scene {scene.seed}: Twilight card not found"
+        assert sorted(pose.moon_seats) == _moon_sides(scene), (deck, scene.seed)
