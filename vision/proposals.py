@@ -164,31 +164,34 @@ def dense_quads(size: tuple[int, int], aspect: float, long_range: tuple[float, f
     return np.concatenate(out).astype(np.float32)
 
 
-def _moved(quads: np.ndarray, shift: tuple[float, float], turn_deg: float,
-           grow: float) -> np.ndarray:
-    """*quads* (N x 4 x 2) each moved about its centre: shifted by *shift* (shares of its
-    side 0-1 and side 1-2, along them), turned *turn_deg* and grown *grow* times."""
-    c = quads.mean(axis=1, keepdims=True)
-    rel = quads - c
-    a = np.radians(turn_deg)
-    rot = np.float32([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
-    along = quads[:, 1:2] - quads[:, 0:1]
-    across = quads[:, 2:3] - quads[:, 1:2]
-    return (c + shift[0] * along + shift[1] * across + grow * rel @ rot.T).astype(np.float32)
+def _moved(quads: np.ndarray, moves: np.ndarray) -> np.ndarray:
+    """*quads* (N x 4 x 2) each moved about its centre by each of *moves* (M x 4: shift
+    along its side 0-1 and side 1-2 as shares of them, turn in radians, growth):
+    N x M x 4 x 2."""
+    c = quads.mean(axis=1)[:, None, None]  # N x 1 x 1 x 2
+    rel = (quads - quads.mean(axis=1, keepdims=True))[:, None]  # N x 1 x 4 x 2
+    along = (quads[:, 1] - quads[:, 0])[:, None, None]
+    across = (quads[:, 2] - quads[:, 1])[:, None, None]
+    sx, sy, turn, grow = (moves[:, k][None, :, None, None] for k in range(4))
+    cos, sin = np.cos(turn) * grow, np.sin(turn) * grow
+    x = rel[..., :1] * cos - rel[..., 1:] * sin
+    y = rel[..., :1] * sin + rel[..., 1:] * cos
+    return (c + sx * along + sy * across + np.concatenate([x, y], axis=-1)).astype(np.float32)
 
 
 def polish(grid: FaceGrid, pyramid: Pyramid, quads: np.ndarray,
            steps: tuple[float, ...] = POLISH_STEPS) -> tuple[np.ndarray, np.ndarray]:
     """*quads* (N x 4 x 2) each moved to where :meth:`FaceGrid.scores` is best: at each
-    step (a share of the card) shifted either way along both its sides, turned and
-    grown by as much, or left; returns the quads and their scores (N x 4)."""
+    step (a share of the card) shifted either way along both its sides, turned (that
+    many radians) and grown by as much, or left; returns the quads and their scores
+    (N x 4)."""
     q = np.asarray(quads, np.float32)
     best = grid.scores(pyramid, q)
     for d in steps:
-        turn = float(np.degrees(d))
-        moves = [((sx, sy), t, g) for sx in (-d, 0, d) for sy in (-d, 0, d)
-                 for t in (-turn, 0, turn) for g in (1 / (1 + d), 1.0, 1 + d)]
-        tried = np.stack([_moved(q, *m) for m in moves], axis=1)  # N x M x 4 x 2
+        v = np.float32([-d, 0.0, d])
+        g = np.float32([1 / (1 + d), 1.0, 1 + d])
+        moves = np.stack(np.meshgrid(v, v, v, g, indexing="ij"), -1).reshape(-1, 4)
+        tried = _moved(q, moves)  # N x M x 4 x 2
         score = grid.scores(pyramid, tried.reshape(-1, 4, 2)).reshape(len(q), len(moves), 4)
         k = np.argmax(score.max(axis=2), axis=1)
         q = tried[np.arange(len(q)), k]
