@@ -435,8 +435,8 @@ class _Zone:
     scores: dict[str, float] = field(default_factory=dict)
     gap_busy: int | None = None  # last_busy when a gap was given out here (None: no gap)
     gap_held: set[str] = field(default_factory=set)  # cards held here then: plays, not fills
-    none_read: tuple[Any, np.ndarray] | None = None  # the last read, if it found no card,
-    # and the side's fine look then
+    idle_read: tuple[Any, np.ndarray] | None = None  # the last read, if it found no card
+    # (or the card on top), and the side's fine look then
 
 
 class TableTracker:
@@ -497,7 +497,7 @@ class TableTracker:
             zone.dirty = True
             # crops of the old zones
             zone.reference = zone.before = zone.base = zone.settled_look = zone.look = None
-            zone.base_look = zone.none_read = None
+            zone.base_look = zone.idle_read = None
             zone.empty_looks = []
         self.centre = _Region(np.asarray(pose.quad) / s, shape)
         self.twilight = _Region(np.asarray(pose.quad, np.float64), frame_shape)
@@ -771,14 +771,21 @@ class TableTracker:
         one being looked at). A side that looks as at its last read that found no card,
         to UNCHANGED_SHARE, is that reading again without the recogniser: the same
         picture shows no card again (a side swept and read till confirmed, a seat on
-        turn looked at again while its player thinks)."""
+        turn looked at again while its player thinks). So is one naming the card
+        already on top there (read again while later cards wait: no event). A read
+        naming another card is always made (its votes confirm it, CONFIRM_READS), and
+        so is one that cannot name a card: the same picture read again may name it
+        (tuning deck 101, hand 1: north's purgatory read unknown at 0.49 on a still
+        side, named on a later read; taken as the same answer, it came 58 looks late).
+        """
         assert zone.fine is not None
         look = zone.fine.look(frame) if early else self._look(zone, frame)
-        if zone.none_read is not None and zone.fine.changed(look, zone.none_read[1]) < UNCHANGED_SHARE:
-            return zone.none_read[0]
+        if zone.idle_read is not None and zone.fine.changed(look, zone.idle_read[1]) < UNCHANGED_SHARE:
+            return zone.idle_read[0]
         self.reads += 1
         reading = self.rec.read_side(frame, self.pose, zone.seat)
-        zone.none_read = (reading, look) if reading.card_id is None else None
+        idle = reading.card_id is None or reading.card_id == zone.top
+        zone.idle_read = (reading, look) if idle else None
         return reading
 
     @staticmethod
