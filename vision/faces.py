@@ -305,6 +305,38 @@ def rectify(frame: np.ndarray, quad: np.ndarray, size: tuple[int, int]) -> np.nd
     return big if k == 1 else cv2.resize(big, (w, h), interpolation=cv2.INTER_AREA)
 
 
+def ecc_align(frame: np.ndarray, quad: np.ndarray, template: np.ndarray, margin: float,
+              iterations: int, max_move: float) -> np.ndarray:
+    """*quad* (frame px; the corners of *template*'s TL, TR, BR, BL) moved by an affine
+    ECC alignment with *template* (grey float32, blurred like the frame here) of the
+    frame around it: a window *margin* of the template's width wider each way, at most
+    *iterations* steps. *quad* itself when ECC fails or moves a corner further than
+    *max_move* of the quad's width (it slid onto something else)."""
+    h, w = template.shape[:2]
+    m = max(2, round(margin * w))
+    dst = np.float32([(m, m), (m + w, m), (m + w, m + h), (m, m + h)]) - 0.5
+    M = cv2.getPerspectiveTransform(np.asarray(quad, np.float32), dst)
+    win = cv2.warpPerspective(frame, M, (w + 2 * m, h + 2 * m), flags=cv2.INTER_LINEAR,
+                              borderMode=cv2.BORDER_REPLICATE)
+    win = cv2.GaussianBlur(cv2.cvtColor(win, cv2.COLOR_BGR2GRAY).astype(np.float32), (0, 0),
+                           BLUR_PX)
+    warp = np.float32([[1, 0, m], [0, 1, m]])
+    try:
+        _, warp = cv2.findTransformECC(template, win, warp, cv2.MOTION_AFFINE,
+                                       (cv2.TERM_CRITERIA_COUNT | cv2.TERM_CRITERIA_EPS,
+                                        iterations, 1e-4), None, 1)
+    except cv2.error:
+        return quad
+    corners = np.float32([(0, 0), (w, 0), (w, h), (0, h)]) - 0.5
+    in_win = corners @ warp[:, :2].T + warp[:, 2]
+    back = cv2.perspectiveTransform(in_win.reshape(-1, 1, 2).astype(np.float64),
+                                    np.linalg.inv(M)).reshape(4, 2).astype(np.float32)
+    width = float(np.hypot(*(np.asarray(quad[1], np.float32) - quad[0])))
+    if np.abs(back - quad).max() > max_move * width:
+        return quad
+    return back
+
+
 def bank_sizes(aspect: float) -> list[tuple[int, int]]:
     """Card sizes (w, h px) of the :data:`RESOLUTIONS` for outline ratio *aspect*."""
     return [(max(8, round(WIDTH_MM * r)), max(8, round(WIDTH_MM * r * aspect)))

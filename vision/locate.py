@@ -25,7 +25,7 @@ import numpy as np
 from companion.core.cards import SEATS, Seat
 from vision import proposals as P
 from vision import quads as Q
-from vision.faces import MIN_SCORE, FaceBank, rectify
+from vision.faces import MIN_SCORE, FaceBank, ecc_align, rectify
 from vision.profile import CARD_MM
 
 #: Rows of the shrunk frame the Twilight card is looked for in (a card 45 px long at
@@ -389,27 +389,7 @@ class TwilightFinder:
             f = cv2.cvtColor(cv2.resize(self.upright, (w, h), interpolation=cv2.INTER_AREA),
                              cv2.COLOR_BGR2GRAY).astype(np.float32)
             tmpl = self.align_faces[w] = cv2.GaussianBlur(f, (0, 0), 0.8)
-        m = max(2, round(ALIGN_MARGIN * w))
-        dst = np.float32([(m, m), (m + w, m), (m + w, m + h), (m, m + h)]) - 0.5
-        M = cv2.getPerspectiveTransform(np.asarray(quad, np.float32), dst)
-        win = cv2.warpPerspective(frame, M, (w + 2 * m, h + 2 * m), flags=cv2.INTER_LINEAR,
-                                  borderMode=cv2.BORDER_REPLICATE)
-        win = cv2.GaussianBlur(cv2.cvtColor(win, cv2.COLOR_BGR2GRAY).astype(np.float32),
-                               (0, 0), 0.8)
-        warp = np.float32([[1, 0, m], [0, 1, m]])
-        try:
-            _, warp = cv2.findTransformECC(tmpl, win, warp, cv2.MOTION_AFFINE,
-                                           (cv2.TERM_CRITERIA_COUNT | cv2.TERM_CRITERIA_EPS,
-                                            ALIGN_ITERATIONS, 1e-4), None, 1)
-        except cv2.error:
-            return quad
-        corners = np.float32([(0, 0), (w, 0), (w, h), (0, h)]) - 0.5
-        in_win = corners @ warp[:, :2].T + warp[:, 2]
-        back = cv2.perspectiveTransform(in_win.reshape(-1, 1, 2).astype(np.float64),
-                                        np.linalg.inv(M)).reshape(4, 2).astype(np.float32)
-        if np.abs(back - quad).max() > ALIGN_MAX_MOVE * width:
-            return quad
-        return back
+        return ecc_align(frame, quad, tmpl, ALIGN_MARGIN, ALIGN_ITERATIONS, ALIGN_MAX_MOVE)
 
     def turn_scores(self, frame: np.ndarray, quads: list[Quad]) -> np.ndarray:
         """Correlation (N x 4) of the face with each of *quads* (frame px, clockwise)

@@ -29,7 +29,7 @@ import numpy as np
 
 from companion.core.cards import CARD_IDS, Card
 from vision import quads as Q
-from vision.faces import RESOLUTIONS, FaceBank, bank_sizes, rectify
+from vision.faces import RESOLUTIONS, FaceBank, bank_sizes, ecc_align, rectify
 from vision.glare import without_glare
 from vision.locate import (
     ZONE_DEPTH_MM,
@@ -278,33 +278,11 @@ def align(frame: np.ndarray, quad: np.ndarray, bank: FaceBank, face: int) -> np.
     """*quad* (TL, TR, BR, BL of the card upright, or half round when *face* is a
     turned face's row) moved by an affine ECC alignment of the frame around it with
     face *face* of *bank* (grey); *quad* itself when ECC fails or slides off."""
-    w, h = bank.size
-    m = max(2, round(ALIGN_MARGIN * w))
     n = len(bank.ids)
     tmpl = bank.grey[face % n]
     if face >= n:
         tmpl = np.ascontiguousarray(tmpl[::-1, ::-1])
-    dst = np.float32([(m, m), (m + w, m), (m + w, m + h), (m, m + h)]) - 0.5
-    M = cv2.getPerspectiveTransform(np.asarray(quad, np.float32), dst)
-    win = cv2.warpPerspective(frame, M, (w + 2 * m, h + 2 * m), flags=cv2.INTER_LINEAR,
-                              borderMode=cv2.BORDER_REPLICATE)
-    win = cv2.GaussianBlur(cv2.cvtColor(win, cv2.COLOR_BGR2GRAY).astype(np.float32), (0, 0),
-                           0.8)
-    warp = np.float32([[1, 0, m], [0, 1, m]])
-    try:
-        _, warp = cv2.findTransformECC(tmpl, win, warp, cv2.MOTION_AFFINE,
-                                       (cv2.TERM_CRITERIA_COUNT | cv2.TERM_CRITERIA_EPS,
-                                        ALIGN_ITERATIONS, 1e-4), None, 1)
-    except cv2.error:
-        return quad
-    corners = np.float32([(0, 0), (w, 0), (w, h), (0, h)]) - 0.5
-    in_win = corners @ warp[:, :2].T + warp[:, 2]
-    back = cv2.perspectiveTransform(in_win.reshape(-1, 1, 2).astype(np.float64),
-                                    np.linalg.inv(M)).reshape(4, 2).astype(np.float32)
-    width = float(np.hypot(*(quad[1] - quad[0])))
-    if np.abs(back - quad).max() > ALIGN_MAX_MOVE * width:
-        return quad
-    return back
+    return ecc_align(frame, quad, tmpl, ALIGN_MARGIN, ALIGN_ITERATIONS, ALIGN_MAX_MOVE)
 
 
 def colour_cult(card: np.ndarray, cult_hist: dict[str, np.ndarray],
