@@ -28,6 +28,21 @@ SLEEVE = Arm((0, 0), (0, 0)).sleeve
 EDGE = {"north": (0.5, 0.0), "south": (0.5, 1.0), "west": (0.0, 0.5), "east": (1.0, 0.5)}
 
 
+def _shower(tracker, out: list):  # type: ignore[no-untyped-def]
+    """``show(image, times)``: *image* fed to *tracker* (a TableTracker) *times* frames
+    in a row (frame numbers counting on), its events appended to *out*; no turn
+    expected."""
+    from vision.tracker import Expectation
+
+    n = iter(range(10_000))
+
+    def show(image, times: int) -> None:
+        for _ in range(times):
+            tracker.feed(next(n), image, lambda: Expectation(None), out.append)
+
+    return show
+
+
 def forearm_on(seat: str, card: str):
     """A painter for :class:`MovieRecording`: a forearm resting on *card* at *seat* for
     as long as it lies there, as a player leaning on the table would."""
@@ -191,7 +206,7 @@ def test_a_side_that_looks_as_it_did_is_not_read_again() -> None:
     # square on a like card is a change too: test_watch's seed-31 hand has a priest laid
     # on a hierarch, which the blurred thumbnail alone cannot tell apart.)
     from vision.sim.decks import taught_deck
-    from vision.tracker import Expectation, TableTracker
+    from vision.tracker import TableTracker
 
     movie = HandMovie(31, 0, SIZE, 10.0, hands=1)
     frames = {}
@@ -207,11 +222,7 @@ def test_a_side_that_looks_as_it_did_is_not_read_again() -> None:
     arm = forearm_on(seat, lead["card"])(laid)
     tracker = TableTracker(taught_deck(0))
     out = []
-    n = iter(range(10_000))
-
-    def show(image, times: int) -> None:
-        for _ in range(times):
-            tracker.feed(next(n), image, lambda: Expectation(None), out.append)
+    show = _shower(tracker, out)
 
     show(empty.image, 12)
     after_empty = tracker.reads
@@ -375,7 +386,7 @@ def test_the_twilight_card_located_a_few_px_apart_has_not_moved() -> None:
     from vision.locate import pose_from_quad
     from vision.sim.decks import taught_deck
     from vision.sim.simulator import render_scene
-    from vision.tracker import MOVED_PX, Expectation, TableTracker
+    from vision.tracker import MOVED_PX, TableTracker
 
     options = dict(twilight_deg=8.0, sides={"north": "moon-priest", "east": None,
                                             "south": None, "west": None},
@@ -398,11 +409,7 @@ def test_the_twilight_card_located_a_few_px_apart_has_not_moved() -> None:
 
     tracker.rec.locate = a_few_px_apart
     out: list = []
-    n = iter(range(10_000))
-
-    def show(image, times: int) -> None:
-        for _ in range(times):
-            tracker.feed(next(n), image, lambda: Expectation(None), out.append)
+    show = _shower(tracker, out)
 
     show(still.image, 8)
     first = tracker.pose
