@@ -449,3 +449,36 @@ def test_a_neighbour_reaching_into_the_zone_on_turn_lays_nothing_there() -> None
     assert tracker.zones["east"].reached  # ... though north's hand reached into its zone
     assert [(o.kind, o.seat, o.card) for o in out if o.kind != "setup"] == [
         ("play", "north", first["card"])]
+
+
+def test_a_table_without_the_twilight_card_is_searched_again_only_once_it_changed() -> None:
+    # Looking for the Twilight card is a look's costliest step. Not found, it is looked
+    # for again only once the table looks otherwise and has settled: the same picture
+    # gives the same answer. Laid, it is found once the hand that laid it has left.
+    from vision.sim.decks import taught_deck
+    from vision.sim.simulator import render_scene
+    from vision.tracker import LOCATE_EVERY, SETTLE_FRAMES, TableTracker
+
+    options = dict(sides={"north": "moon-priest", "east": None, "south": None, "west": None},
+                   under_cards=0, glare=False)
+    without = render_scene(9, 0, SIZE, twilight=False, hand=False, **options)
+    laying = render_scene(9, 0, SIZE, hand=True, hand_seat="south", **options)
+    laid = render_scene(9, 0, SIZE, hand=False, **options)
+    tracker = TableTracker(taught_deck(0))
+    calls = []
+    locate = tracker.rec.locate
+
+    def counted(frame):
+        calls.append(tracker.looks)
+        return locate(frame)
+
+    tracker.rec.locate = counted
+    out: list = []
+    show = _shower(tracker, out)
+    show(without.image, 30)
+    assert calls == [1] and tracker.pose is None
+    show(laying.image, 2)  # the arm laying it: the table has not settled
+    assert calls == [1]
+    show(laid.image, LOCATE_EVERY + SETTLE_FRAMES)
+    assert len(calls) == 2 and tracker.pose is not None
+    assert out[0].kind == "setup"

@@ -67,8 +67,9 @@ import numpy as np
 
 from companion.core.cards import SEATS, Card, Seat, UnknownName
 from companion.core.rules import Hand
-from vision.locate import zone_outline
+from vision.locate import TWILIGHT_LONG_RANGE, ZONE_DEPTH_MM, ZONE_HALF_WIDTH_MM, zone_outline
 from vision.profile import CARD_MM
+from vision.read import CARD_SIZE_RANGE
 
 #: Looks at the table per second (see the module doc); the "frames" of the constants
 #: below are looks (at 10 looks a second, SETTLE_FRAMES is 0.3 s).
@@ -104,6 +105,16 @@ REFERENCE_LEVEL = 10.0
 #: square on a like card (a priest on a hierarch) changes its numerals and head; the
 #: thumbnail, blurred, can miss that.
 UNCHANGED_SHARE = 0.005
+#: A side found empty that now differs from an empty look of it in less than this share
+#: of its pixels still holds no card the recogniser could name: a quarter of the
+#: smallest card it looks for (``read.CARD_SIZE_RANGE`` of a nominal card) against the
+#: zone's area. A card laid changes most of its outline's pixels (tuning hand 1800000:
+#: 17-25% of a zone; a card is 19% of it); a neighbour's card or hand reaching into the
+#: zone's corner changes a little (there: 0.7-1.4%), and the cloth beyond reads as
+#: "unknown" again and again (a gingham's squares are card-like outlines). It is not
+#: read: it is empty.
+EMPTY_CHANGE_SHARE = (0.25 * CARD_SIZE_RANGE[0] ** 2 * CARD_MM[0] * CARD_MM[1]
+                      / (2 * ZONE_HALF_WIDTH_MM * ZONE_DEPTH_MM))
 #: Looks of a side found empty that are kept (the least recently seen is dropped): a
 #: neighbour's card may reach into a zone, so an empty side has more than one look.
 EMPTY_LOOKS = 3
@@ -181,8 +192,17 @@ LAID_SHARE = 0.03
 #: confirmed there and none waiting elsewhere, before it is looked at again as a card
 #: laid that cannot be read (the hand's last card, blank): 3 s.
 IDLE_LOOKS = 30
-#: Frames between attempts to find a lost Twilight card.
+#: Looks between attempts to find a Twilight card not found yet (locate is the costliest
+#: step of a look: 0.05-0.2 s on the whole frame, more when no outline leads to the card).
 LOCATE_EVERY = 5
+#: ... and it is looked for again only once the table looks otherwise than at the last
+#: attempt (the same picture gives the same answer): in at least this share of the
+#: smallest Twilight card locate looks for (``TWILIGHT_LONG_RANGE``, at the most oblong
+#: shape, 1:1.8), and once the table has been quiet for SETTLE_FRAMES looks (no arm over
+#: a card laid or uncovered) or LOCATE_WAIT_MAX looks passed since the last attempt (a
+#: table never still).
+LOST_CHANGED_SHARE = 0.25
+LOCATE_WAIT_MAX = 50
 #: Share of the Twilight card's thumbnail pixels that must change to re-locate it.
 CENTRE_BUSY_FRACTION = 0.02
 #: Corner movement (px, frame) above which the Twilight card counts as moved...
@@ -470,6 +490,8 @@ class TableTracker:
         self.frame_no = 0  # the frame looked at (what events are labelled with)
         self.looks = 0  # frames looked at so far: the tracker's clock
         self.last_locate = -LOCATE_EVERY
+        self.searched: np.ndarray | None = None  # the thumbnail at the last search for it
+        self.table_quiet = 0  # looks without motion on the table (while it is not found)
         self.reported_moon: tuple[str, str] | None = None
         self.reads = 0
         self.frame: np.ndarray | None = None  # the frame being looked at
@@ -514,8 +536,9 @@ class TableTracker:
         thumb = self._thumb(frame)
         prev, self.prev = self.prev, thumb
         if self.pose is None:
-            if self.looks - self.last_locate >= LOCATE_EVERY or prev is None:
+            if self._search_due(thumb, prev):
                 self.last_locate = self.looks
+                self.searched = thumb
                 pose = self.rec.locate(frame)
                 if pose is not None:
                     self._set_pose(pose, thumb.shape, frame.shape[:2])
@@ -548,6 +571,23 @@ class TableTracker:
         if any(zone.held for zone in self.zones.values()) or self._turn_unseen(expect()):
             self._look_again(frame, thumb, expect, emit)
             self._give_out(expect, emit)
+
+    def _search_due(self, thumb: np.ndarray, prev: np.ndarray | None) -> bool:
+        """Whether to look for the Twilight card, not found yet, in this look: at the
+        first look, then when the table looks otherwise than at the last attempt (see
+        LOST_CHANGED_SHARE) and has settled (or waited LOCATE_WAIT_MAX)."""
+        if prev is None or self.searched is None:
+            return True
+        moving = cv2.absdiff(thumb, prev) > MOTION_LEVEL
+        self.table_quiet = 0 if moving.mean() > BUSY_FRACTION else self.table_quiet + 1
+        waited = self.looks - self.last_locate
+        if waited < LOCATE_EVERY or (self.table_quiet < SETTLE_FRAMES
+                                     and waited < LOCATE_WAIT_MAX):
+            return False
+        smallest = (TWILIGHT_LONG_RANGE[0] * thumb.shape[0]) ** 2 / 1.8  # px
+        changed = cv2.countNonZero(
+            (cv2.absdiff(thumb, self.searched) > MOTION_LEVEL).view(np.uint8))
+        return changed >= LOST_CHANGED_SHARE * smallest
 
     def _turn_unseen(self, rules: Expectation) -> bool:
         """Whether something was laid at the seat on turn that is not confirmed yet (it
@@ -646,10 +686,13 @@ class TableTracker:
         look = self._look(zone, frame)
         if zone.settled_look is not None and zone.fine.changed(look, zone.settled_look) < UNCHANGED_SHARE:
             return "unchanged"
-        for n, empty in enumerate(zone.empty_looks):
-            if zone.fine.changed(look, empty) < UNCHANGED_SHARE:
+        changed = [zone.fine.changed(look, empty) for empty in zone.empty_looks]
+        for n, share in enumerate(changed):
+            if share < UNCHANGED_SHARE:
                 zone.empty_looks.insert(0, zone.empty_looks.pop(n))
                 return "empty"
+        if zone.top is None and changed and min(changed) < EMPTY_CHANGE_SHARE:
+            return "empty"  # a neighbour's card or hand reaching in: still no card here
         return None
 
     def _remember(self, zone: _Zone, frame: np.ndarray, thumb: np.ndarray,
