@@ -61,10 +61,11 @@ def _paste(img: np.ndarray, face: np.ndarray, centre, angle: float, size_mm) -> 
 
 def _scene(faces: dict[str, np.ndarray], twilight_mm, sides: dict[str, str | None], *,
            twilight_deg: float = 0.0, card_deg=None, card_mm=(63, 88), texture: int = 0,
-           seed: int = 0, under: dict[str, str] | None = None):
+           seed: int = 0, under: dict[str, str] | None = None, lift_deg=(10, 25)):
     """A frame with the Twilight card turned *twilight_deg* and a card at each side;
     *card_deg* maps a seat to the card's turn (degrees clockwise in the picture), by
-    default 'radial' (its top away from the Twilight card)."""
+    default 'radial' (its top away from the Twilight card); a card *under* a side's
+    lies turned *lift_deg* (a range, degrees) from it."""
     rng = random.Random(seed)
     img = np.ascontiguousarray(table_texture(texture, SIZE).copy())
     c = np.array(SIZE, float) / 2
@@ -82,7 +83,7 @@ def _scene(faces: dict[str, np.ndarray], twilight_mm, sides: dict[str, str | Non
                 continue
             angle = radial[seat] if card_deg is None else card_deg[seat]
             if lift:
-                angle += rng.uniform(10, 25)
+                angle += rng.uniform(*lift_deg)
             a = np.radians(angle)
             # the card's extent along the seat's direction, at this turn
             ext = (abs(np.sin(a) * dx - np.cos(a) * dy) * card_mm[1]
@@ -242,6 +243,19 @@ def test_the_uppermost_card_of_a_pile_and_an_empty_table():
     _check(rec, image, SIDES, 0.0)
     empty = np.ascontiguousarray(table_texture(1, SIZE).copy())
     assert rec.recognise(empty)["twilight"]["found"] is False
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_the_uppermost_card_squarely_on_cards_of_its_own_print(seed):
+    """Laid nearly square on earlier cards of the same border, the card on top makes
+    little edge where its border meets theirs, and their borders make outlines of
+    their own: it is found by its face."""
+    rec = Recogniser(builtin_profile(0))
+    under = {"north": "moon-adept", "east": "sun-altar", "south": "moon-souls-3",
+             "west": "sun-souls-6"}
+    image, _ = _scene(_builtin_faces(), (63, 88), SIDES, under=under, seed=seed,
+                      lift_deg=(2, 6))
+    _check(rec, image, SIDES, 0.0)
 
 
 #: soft focus over the composed scene, as a camera focused on the table gives

@@ -29,13 +29,15 @@ import numpy as np
 
 from companion.core.cards import CARD_IDS, Card
 from vision import quads as Q
-from vision.faces import RESOLUTIONS, FaceBank, bank_sizes, ecc_align, rectify
+from vision.faces import MARGIN_SHARE, RESOLUTIONS, FaceBank, bank_sizes, ecc_align, rectify
+from vision.facesearch import DeckGrid
+from vision.facesearch import search as face_search
 from vision.glare import without_glare
 from vision.locate import (
     ZONE_DEPTH_MM,
     ZONE_HALF_WIDTH_MM,
     TwilightPose,
-    beyond,
+    art_aspect,
     clockwise,
     zone_outline,
 )
@@ -54,6 +56,11 @@ SIZE_MEMORY = 16
 #: aligned and matched finely.
 CANDIDATES = 20
 FINE_CANDIDATES = 5
+#: Faces besides the best a chosen card is aligned with before it is named.
+RIVALS = 3
+#: Faces correlating less than this (each channel apart, so whatever their colours)
+#: have prints that differ: each is aligned with on its own.
+DISTINCT_FACES = 0.95
 #: Growths of a found quad tried (its outline may be an inner frame of the print).
 GROW = (1.0, 1.1, 1.2)
 #: Alignment of a card with its best face: resolution (px/mm, at most: as the frame
@@ -128,6 +135,7 @@ class SideReader:
         self.cults = {cult: np.array([Card.parse(c).cult.value == cult for c in cards])
                       for cult in ("sun", "moon")}
         self.banks = [FaceBank(cards, size, mirror) for size in bank_sizes(aspect)]
+        self.grid = DeckGrid(cards, aspect, mirror=mirror)
 
     def bank_for(self, px_per_mm: float) -> FaceBank:
         """The finest bank not finer than *px_per_mm* (the coarsest at least)."""
@@ -155,27 +163,38 @@ class SideReader:
         long_nominal = CARD_MM[1] * native * f
         expected = self.card_long_mm() * native * f
         maps = Q.edge_maps(crop)
+        Hinv = np.linalg.inv(pose.homography)
+        off = np.float32([x0, y0])
+
+        def here(centres: np.ndarray) -> np.ndarray:
+            """Which centres (crop px) lie beyond this side rather than another."""
+            mm = cv2.perspectiveTransform((centres / np.float32(f) + off).reshape(-1, 1, 2)
+                                          .astype(np.float64), Hinv).reshape(-1, 2)
+            w_mm, h_mm = pose.size_mm
+            out = np.stack([-mm[:, 1], mm[:, 0] - w_mm, mm[:, 1] - h_mm, -mm[:, 0]], axis=1)
+            return (np.argmax(out, axis=1) == side) & (out[:, side] > 0)
+
         qs, sides = Q.card_quads(crop, self.aspect,
                                  (CARD_SIZE_RANGE[0] * long_nominal,
                                   CARD_SIZE_RANGE[1] * long_nominal), keep=CANDIDATES,
                                  long_px=expected, maps=maps)
-        if not len(qs):
+        if len(qs):
+            ok = here(qs.mean(axis=1))
+            qs, sides = qs[ok], sides[ok]
+        # the card on top found by its face too: its outline may make no edge
+        fq, _ = face_search(self.grid, crop, expected, here)
+        if len(fq):  # onto those of its sides that make edges
+            fq = Q.refine(fq, maps)
+        if not len(qs) and not len(fq):
             return None
-        qs = qs / np.float32(f) + np.float32([x0, y0])
-        Hinv = np.linalg.inv(pose.homography)
-        centres = cv2.perspectiveTransform(
-            qs.mean(axis=1).reshape(-1, 1, 2).astype(np.float64), Hinv).reshape(-1, 2)
-        keep = []
-        for i, c in enumerate(centres):
-            out = beyond(c, pose.size_mm)
-            if int(np.argmax(out)) == side and out[side] > 0:
-                keep.append(i)
-        if not keep:
-            return None
-        qs = [portrait(clockwise(qs[i])) for i in keep]
-        sides = sides[keep]
-        grown = [(q - q.mean(axis=0)) * g + q.mean(axis=0) for q in qs for g in GROW]
-        owner = [i for i in range(len(qs)) for _ in GROW]
+        n_outline = len(qs)
+        qs = [portrait(clockwise(q)) for q in qs] + [portrait(clockwise(q)) for q in fq]
+        sides = np.concatenate([sides.reshape(-1, 4), Q.side_support(fq, maps)])
+        grown = [(q - q.mean(axis=0)) * g + q.mean(axis=0)
+                 for q in qs[:n_outline] for g in GROW] + qs[n_outline:]
+        owner = [i for i in range(n_outline) for _ in GROW] + list(range(n_outline, len(qs)))
+        # in frame px
+        grown = [g / np.float32(f) + off for g in grown]
         coarse = self.banks[0]
         s = coarse.scores(np.stack([rectify(frame, q, coarse.size) for q in grown]))
         order = np.argsort(-s.max(axis=1))[:FINE_CANDIDATES]
@@ -183,35 +202,63 @@ class SideReader:
         middle = self.bank_for(min(native, ALIGN_PX_PER_MM))
         best = None
         for j in order:
-            # the best few, each aligned with its best face and matched finely; the
-            # next only when this one is not named
-            q = align(frame, grown[j], middle, int(np.argmax(s[j])))
-            pic = without_glare(rectify(frame, q, fine.size))
-            row = fine.scores(pic[None])[0]
-            if best is None or row.max() > best[2].max():
-                best = (q, owner[j], row, pic)
+            # the best few, each aligned with its best face and matched finely
+            # (as found too: under soft focus an alignment can slide a few px off)
+            aligned = align(frame, grown[j], middle, int(np.argmax(s[j])))
+            for q in (aligned, grown[j]) if aligned is not grown[j] else (aligned,):
+                pic = without_glare(rectify(frame, q, fine.size))
+                row = fine.scores(pic[None])[0]
+                if best is None or row.max() > best[2].max():
+                    best = (q, owner[j], row, pic)
         quad, i, row, pic = best
-        if fine is not middle:
-            # the card chosen aligned again at the finest resolution: the fine print
-            # where alike faces differ must lie where the face has it
-            q = align(frame, quad, fine, int(np.argmax(row)))
-            if q is not quad:
-                p2 = without_glare(rectify(frame, q, fine.size))
-                r2 = fine.scores(p2[None])[0]
-                if r2.max() >= row.max():
-                    quad, row, pic = q, r2, p2
+        # the card chosen aligned again at the finest resolution with its best face and
+        # with its rivals: the fine print where alike faces differ must lie where each
+        # face has it, and an outline a tenth off can fit the wrong face best until each
+        # face has had its own alignment. A rival takes over only when, aligned with
+        # it, the card leaves at most half (MARGIN_SHARE) of what its face left
+        # unexplained: an alignment pulls a card towards the face it is aligned with,
+        # so a face alike (a numeral apart) always gains a little
+        n = len(fine.ids)
+        ranked = [int(k) for k in np.argsort(-row)]
+        tries = [ranked[0]]
+        for k in ranked[1:]:
+            # a face printed alike (another cult's colours) aligns alike: one of them
+            if len(tries) > RIVALS:
+                break
+            if all(fine.alike[k % n, t % n] < DISTINCT_FACES for t in tries):
+                tries.append(k)
+        start = quad
+        for k in tries:
+            if k == ranked[0] and fine is middle:
+                continue  # aligned with it already
+            q = align(frame, start, fine, k)
+            if q is start:
+                continue
+            p2 = without_glare(rectify(frame, q, fine.size))
+            r2 = fine.scores(p2[None])[0]
+            if r2[k] < row.max():
+                continue
+            if k % n != int(np.argmax(row)) % n and 1 - r2[k] > MARGIN_SHARE * (1 - row.max()):
+                continue
+            quad, row, pic = q, r2, p2
         support = float(sides[i].min())
         ident = self._identity(fine, row, pic, pose.light)
         # the card named must lie where its outline is: a quad aligned inside a card
-        # (on a figure of its print, at the wrong scale) has no edges along its sides
-        outline = float(Q.side_support(((quad - np.float32([x0, y0])) * np.float32(f))[None],
+        # (on a figure of its print, at the wrong scale) has no edges along its sides.
+        # The alignment fits the print, so the outline is looked for a little about it
+        # (:func:`vision.quads.refine`'s reach).
+        outline = float(Q.side_support(Q.refine(((quad - off) * np.float32(f))[None], maps),
                                        maps)[0].mean())
         if ident.card_id != "unknown" and outline < OUTLINE_NAMED:
             ident = replace(ident, card_id="unknown", confidence=min(ident.confidence, 0.49))
         if ident.upside_down:
             quad = np.roll(quad, 2, axis=0)
         if ident.card_id == "unknown" and support < OUTLINE_SURE \
-                and (ident.score < PRESENT_SCORE or ident.quarters < WHOLE_QUARTERS / 2):
+                and (i >= n_outline or ident.score < PRESENT_SCORE
+                     or ident.quarters < WHOLE_QUARTERS / 2):
+            # a card that cannot be named is there by its outline: all round, or in
+            # part where its face fits (an outline the face search laid over a cloth
+            # is not one)
             return None
         if ident.card_id != "unknown":  # a card named: its size teaches the cards' size
             d = np.hypot(*(np.roll(quad, -1, axis=0) - quad).T)
@@ -282,7 +329,11 @@ def align(frame: np.ndarray, quad: np.ndarray, bank: FaceBank, face: int) -> np.
     tmpl = bank.grey[face % n]
     if face >= n:
         tmpl = np.ascontiguousarray(tmpl[::-1, ::-1])
-    return ecc_align(frame, quad, tmpl, ALIGN_MARGIN, ALIGN_ITERATIONS, ALIGN_MAX_MOVE)
+    moved = ecc_align(frame, quad, tmpl, ALIGN_MARGIN, ALIGN_ITERATIONS, ALIGN_MAX_MOVE)
+    # an alignment squeezing the card out of its shape fitted a part of it
+    if abs(np.log(art_aspect(moved) / art_aspect(quad))) > np.log(Q.ASPECT_TOLERANCE):
+        return quad
+    return moved
 
 
 def colour_cult(card: np.ndarray, cult_hist: dict[str, np.ndarray],

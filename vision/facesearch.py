@@ -1,0 +1,117 @@
+"""Where a side's card lies, by its face: outlines that do not rest on its edges.
+
+The card on top of a side's pile shows its whole face, but not always its outline:
+laid on cards of the same print (a border on a like border), under soft focus or in
+dim light, one or more of its sides make no edge, and the edges of the cards beneath
+make outlines of their own. The outline proposals (:func:`vision.quads.card_quads`)
+then miss it. Its face does not go missing, so the deck's faces look for it:
+
+1. :class:`DeckGrid` — every taught face as a coarse grid of cell means
+   (:class:`vision.proposals.FaceGrid`, one per face), correlated at once with the
+   frame sampled at the same cells inside many outlines, each face upright and turned
+   half round.
+2. :func:`search` — outlines of the cards' expected size laid all over the zone at
+   every turn (:func:`vision.proposals.dense_quads`), the best few whose inside looks
+   like some face kept (a card beneath shows part of its face, the card on top all of
+   it), each polished to where its face fits best (:func:`vision.proposals.polish`).
+
+The reader then weighs these outlines with the outline proposals, finely.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from vision import quads as Q
+from vision.proposals import FaceGrid, Pyramid, dense_quads, polish
+
+#: Centres of the outlines laid over the zone, as shares of the card's short side
+#: apart, and turns over a half turn: the best is then at most an eighth of the card
+#: and 6 degrees off, within :func:`vision.proposals.polish`'s first step.
+SEARCH_STEP = 0.25
+SEARCH_TURNS = 16
+#: Sizes tried about the expected one (the cards' size is known to about a tenth: the
+#: Twilight card's, or the last cards named).
+SIZE_SPREAD = (0.9, 1.1)
+SIZE_STEP = 1.1
+#: Outlines kept and polished.
+KEEP = 4
+
+
+class DeckGrid:
+    """The deck's faces (id -> upright B, G, R; outline ratio *aspect*, height /
+    width) as coarse grids, weighed against many outlines at once (:meth:`scores`)."""
+
+    def __init__(self, faces: dict[str, np.ndarray], aspect: float, *,
+                 mirror: bool = False) -> None:
+        self.ids = list(faces)
+        self.aspect = aspect
+        self.grids = [FaceGrid(f[:, ::-1] if mirror else f, aspect) for f in faces.values()]
+        first = self.grids[0]
+        self.cells = first.cells
+        self.weights = first.weights
+        self.channel_sums = first.channel_sums
+        # each face's three channels' dot products upright, then turned half round
+        # (the cells read backwards): G*3 x 3F each
+        self.up = np.hstack([g.sums[:, 3:6] for g in self.grids])
+        self.back = np.hstack([g.sums[:, 6:9] for g in self.grids])
+
+    def scores(self, pyramid: Pyramid, quads: np.ndarray) -> np.ndarray:
+        """Correlation (N x 2F) of each face, upright (first F) and turned half round,
+        with the inside of each of *quads* (N x 4 x 2, corner 0 the face's top left)."""
+        q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
+        n_faces = len(self.ids)
+        if not len(q):
+            return np.zeros((0, 2 * n_faces), np.float32)
+        gw, gh = self.cells
+        g = gw * gh
+        pts = self.weights @ q  # N x G x 2
+        across = np.hypot(*(q[:, 1] - q[:, 0]).T) / gw
+        down = np.hypot(*(q[:, 3] - q[:, 0]).T) / gh
+        seen = pyramid.sample(pts, np.minimum(across, down)).reshape(len(q), g * 3)
+        sums = seen @ self.channel_sums
+        squares = (seen * seen) @ self.channel_sums
+        spread = np.sqrt(np.maximum(squares - sums ** 2 / g, 1e-6))  # N x 3
+        out = []
+        for m in (self.up, self.back):
+            dots = (seen @ m).reshape(len(q), n_faces, 3)
+            out.append((dots / spread[:, None, :]).mean(axis=2))
+        return np.hstack(out).astype(np.float32)
+
+
+def search(grid: DeckGrid, img: np.ndarray, long_px: float,
+           keep_centre: Callable[[np.ndarray], np.ndarray] | None = None,
+           keep: int = KEEP) -> tuple[np.ndarray, np.ndarray]:
+    """The *keep* outlines in *img* (B, G, R) of cards about *long_px* long whose
+    insides look most like a face of *grid*, polished on it, best first: (quads K x 4 x
+    2, clockwise from the face's top left or bottom right, their best scores K).
+    *keep_centre* (M x 2 centres -> M bools) limits where their centres may lie."""
+    h, w = img.shape[:2]
+    quads = dense_quads((w, h), grid.aspect,
+                        (SIZE_SPREAD[0] * long_px, SIZE_SPREAD[1] * long_px),
+                        step=SEARCH_STEP, turns=SEARCH_TURNS, scale_step=SIZE_STEP)
+    if keep_centre is not None and len(quads):
+        quads = quads[keep_centre(quads.mean(axis=1))]
+    if not len(quads):
+        return np.zeros((0, 4, 2), np.float32), np.zeros(0, np.float32)
+    pyramid = Pyramid(img)
+    s = grid.scores(pyramid, quads)
+    best = s.max(axis=1)
+    order = np.argsort(-best, kind="stable")
+    idx = Q._rough_distinct(quads, order, keep)
+    n_faces = len(grid.ids)
+    out, scores = [], []
+    for i in idx:
+        j = int(np.argmax(s[i]))
+        q = quads[i] if j < n_faces else np.roll(quads[i], 2, axis=0)
+        q, sc = polish(grid.grids[j % n_faces], pyramid, q[None])
+        out.append(q[0])
+        scores.append(float(sc[0, 0]))
+    out, scores = np.stack(out), np.asarray(scores, np.float32)
+    if keep_centre is not None:  # polishing may have moved one into another's zone
+        ok = keep_centre(out.mean(axis=1))
+        out, scores = out[ok], scores[ok]
+    order = np.argsort(-scores, kind="stable")
+    return out[order], scores[order]
