@@ -100,6 +100,21 @@ class FaceGrid:
             self.sums[c::3, 3 + c] = f[:, c]
             self.sums[c::3, 6 + c] = f[::-1, c]
         self.channel_sums = np.ascontiguousarray(self.sums[:, :3])
+        # the face's halves (top, bottom, left, right), each correlated on its own: a
+        # card an arm covers part of still shows one of them whole
+        rows, cols = np.divmod(np.arange(g), gw)
+        halves = [rows < gh / 2, rows >= gh / 2, cols < gw / 2, cols >= gw / 2]
+        self.half_count = np.float32([m.sum() for m in halves])
+        self.half_sums = np.zeros((g * 3, 9 * len(halves)), np.float32)
+        for h, m in enumerate(halves):
+            for c in range(3):
+                for k, face in enumerate((f[:, c], f[::-1, c])):
+                    part = np.where(m, face - face[m].mean(), 0.0)
+                    part /= max(float(np.linalg.norm(part)), 1e-3)
+                    self.half_sums[c::3, 9 * h + 3 + 3 * k + c] = part
+                self.half_sums[c::3, 9 * h + c] = m
+        self.half_channel_sums = np.ascontiguousarray(
+            self.half_sums.reshape(g * 3, len(halves), 9)[:, :, :3].reshape(g * 3, -1))
         # the unit square's cell centres, rim left out
         u = GRID_RIM + (1 - 2 * GRID_RIM) * (np.arange(gw, dtype=np.float32) + 0.5) / gw
         v = GRID_RIM + (1 - 2 * GRID_RIM) * (np.arange(gh, dtype=np.float32) + 0.5) / gh
@@ -112,9 +127,16 @@ class FaceGrid:
     def scores(self, pyramid: Pyramid, quads: np.ndarray) -> np.ndarray:
         """Correlation (N x 4) of the face with the inside of each of *quads* (N x 4 x 2)
         taken from its corner r, r+1, .. as the face's TL, TR, BR, BL (r = 0..3)."""
+        return self.scores_and_halves(pyramid, quads, halves=False)[0]
+
+    def scores_and_halves(self, pyramid: Pyramid, quads: np.ndarray, halves: bool = True
+                          ) -> tuple[np.ndarray, np.ndarray | None]:
+        """:meth:`scores`, and (with *halves*) the best of the face's halves (top,
+        bottom, left, right) correlated each on its own (N x 4): what a card partly
+        covered still shows."""
         q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
         if not len(q):
-            return np.zeros((0, 4), np.float32)
+            return np.zeros((0, 4), np.float32), np.zeros((0, 4), np.float32)
         gw, gh = self.cells
         g = gw * gh
         # each quad from its corners 0 and 1 (turns 2 and 3 read the same points
@@ -129,7 +151,16 @@ class FaceGrid:
         spread = np.sqrt(np.maximum(squares - sums[:, :3] ** 2 / g, 1e-6))
         up = (sums[:, 3:6] / spread).mean(axis=1).reshape(-1, 2)
         back = (sums[:, 6:9] / spread).mean(axis=1).reshape(-1, 2)
-        return np.hstack([up, back])
+        if not halves:
+            return np.hstack([up, back]), None
+        n_h = len(self.half_count)
+        sums = (seen @ self.half_sums).reshape(-1, n_h, 3, 3)  # 2N x H x (sum, up, back)
+        squares = ((seen * seen) @ self.half_channel_sums).reshape(-1, n_h, 3)
+        spread = np.sqrt(np.maximum(squares - sums[:, :, 0] ** 2 / self.half_count[:, None],
+                                    1e-6))
+        up_h = (sums[:, :, 1] / spread).mean(axis=2).max(axis=1).reshape(-1, 2)
+        back_h = (sums[:, :, 2] / spread).mean(axis=2).max(axis=1).reshape(-1, 2)
+        return np.hstack([up, back]), np.hstack([up_h, back_h])
 
 
 def dense_quads(size: tuple[int, int], aspect: float, long_range: tuple[float, float],
@@ -180,19 +211,24 @@ def _moved(quads: np.ndarray, moves: np.ndarray) -> np.ndarray:
 
 
 def polish(grid: FaceGrid, pyramid: Pyramid, quads: np.ndarray,
-           steps: tuple[float, ...] = POLISH_STEPS) -> tuple[np.ndarray, np.ndarray]:
-    """*quads* (N x 4 x 2) each moved to where :meth:`FaceGrid.scores` is best: at each
-    step (a share of the card) shifted either way along both its sides, turned (that
-    many radians) and grown by as much, or left; returns the quads and their scores
-    (N x 4)."""
+           steps: tuple[float, ...] = POLISH_STEPS, halves: bool = False
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """*quads* (N x 4 x 2) each moved to where :meth:`FaceGrid.scores` is best (with
+    *halves*: the best of its halves, for a card partly covered): at each step (a
+    share of the card) shifted either way along both its sides, turned (that many
+    radians) and grown by as much, or left; returns the quads and their scores (N x 4)."""
+    def weigh(quads: np.ndarray) -> np.ndarray:
+        whole, half = grid.scores_and_halves(pyramid, quads, halves)
+        return half if halves else whole
+
     q = np.asarray(quads, np.float32)
-    best = grid.scores(pyramid, q)
+    best = weigh(q)
     for d in steps:
         v = np.float32([-d, 0.0, d])
         g = np.float32([1 / (1 + d), 1.0, 1 + d])
         moves = np.stack(np.meshgrid(v, v, v, g, indexing="ij"), -1).reshape(-1, 4)
         tried = _moved(q, moves)  # N x M x 4 x 2
-        score = grid.scores(pyramid, tried.reshape(-1, 4, 2)).reshape(len(q), len(moves), 4)
+        score = weigh(tried.reshape(-1, 4, 2)).reshape(len(q), len(moves), 4)
         k = np.argmax(score.max(axis=2), axis=1)
         q = tried[np.arange(len(q)), k]
         best = score[np.arange(len(q)), k]
