@@ -13,7 +13,8 @@ then miss it. Its face does not go missing, so the deck's faces look for it:
 2. :func:`search` — outlines of the cards' expected size laid all over the zone at
    every turn (:func:`vision.proposals.dense_quads`), the best few whose inside looks
    like some face kept (a card beneath shows part of its face, the card on top all of
-   it), each polished to where its face fits best (:func:`vision.proposals.polish`).
+   it), each moved and turned to where its face fits best, and proposed at a few
+   sizes (a coarse grid tells where a face is, hardly how big).
 
 The reader then weighs these outlines with the outline proposals, finely.
 """
@@ -25,17 +26,20 @@ from collections.abc import Callable
 import numpy as np
 
 from vision import quads as Q
-from vision.proposals import FaceGrid, Pyramid, dense_quads, polish
+from vision.proposals import FaceGrid, Pyramid, _moved, dense_quads
 
 #: Centres of the outlines laid over the zone, as shares of the card's short side
 #: apart, and turns over a half turn: the best is then at most an eighth of the card
 #: and 6 degrees off, within :func:`vision.proposals.polish`'s first step.
 SEARCH_STEP = 0.25
 SEARCH_TURNS = 16
-#: Sizes tried about the expected one (the cards' size is known to about a tenth: the
-#: Twilight card's, or the last cards named).
-SIZE_SPREAD = (0.9, 1.1)
-SIZE_STEP = 1.1
+#: Steps (shares of the card; radians for the turn) a place found is moved by to fit
+#: its face better: half the search's step, then half that.
+PLACE_STEPS = (0.12, 0.06)
+#: Sizes a place is proposed at, about the cards' expected size (the median of the
+#: last cards named, or the nominal card's): a camera tilted 15 degrees shows a card
+#: near it a sixth bigger than one across the table.
+SIZES = (0.85, 1.0, 1.15)
 #: Outlines kept and polished.
 KEEP = 4
 
@@ -84,34 +88,54 @@ class DeckGrid:
 def search(grid: DeckGrid, img: np.ndarray, long_px: float,
            keep_centre: Callable[[np.ndarray], np.ndarray] | None = None,
            keep: int = KEEP) -> tuple[np.ndarray, np.ndarray]:
-    """The *keep* outlines in *img* (B, G, R) of cards about *long_px* long whose
-    insides look most like a face of *grid*, polished on it, best first: (quads K x 4 x
-    2, clockwise from the face's top left or bottom right, their best scores K).
+    """The *keep* places in *img* (B, G, R) where a card about *long_px* long looks most
+    like a face of *grid*, each moved and turned to where its face fits best, best
+    first, at the sizes :data:`SIZES` about *long_px*: (quads K x len(SIZES) x 4 x 2,
+    clockwise from the face's top left or bottom right; their best scores K).
     *keep_centre* (M x 2 centres -> M bools) limits where their centres may lie."""
     h, w = img.shape[:2]
-    quads = dense_quads((w, h), grid.aspect,
-                        (SIZE_SPREAD[0] * long_px, SIZE_SPREAD[1] * long_px),
-                        step=SEARCH_STEP, turns=SEARCH_TURNS, scale_step=SIZE_STEP)
+    quads = dense_quads((w, h), grid.aspect, (long_px, long_px),
+                        step=SEARCH_STEP, turns=SEARCH_TURNS)
     if keep_centre is not None and len(quads):
         quads = quads[keep_centre(quads.mean(axis=1))]
     if not len(quads):
-        return np.zeros((0, 4, 2), np.float32), np.zeros(0, np.float32)
+        return np.zeros((0, len(SIZES), 4, 2), np.float32), np.zeros(0, np.float32)
     pyramid = Pyramid(img)
     s = grid.scores(pyramid, quads)
-    best = s.max(axis=1)
-    order = np.argsort(-best, kind="stable")
+    order = np.argsort(-s.max(axis=1), kind="stable")
     idx = Q._rough_distinct(quads, order, keep)
     n_faces = len(grid.ids)
-    out, scores = [], []
+    found = []
     for i in idx:
         j = int(np.argmax(s[i]))
         q = quads[i] if j < n_faces else np.roll(quads[i], 2, axis=0)
-        q, sc = polish(grid.grids[j % n_faces], pyramid, q[None])
-        out.append(q[0])
-        scores.append(float(sc[0, 0]))
-    out, scores = np.stack(out), np.asarray(scores, np.float32)
-    if keep_centre is not None:  # polishing may have moved one into another's zone
+        q, sc = _place(grid.grids[j % n_faces], pyramid, q)
+        found.append((q, sc))
+    out = np.stack([q for q, _ in found])
+    scores = np.float32([sc for _, sc in found])
+    if keep_centre is not None:  # moving may have taken one into another's zone
         ok = keep_centre(out.mean(axis=1))
         out, scores = out[ok], scores[ok]
     order = np.argsort(-scores, kind="stable")
-    return out[order], scores[order]
+    out, scores = out[order], scores[order]
+    c = out.mean(axis=1)[:, None, None]
+    sized = np.stack([c + (out[:, None] - c) * np.float32(g) for g in SIZES], axis=1)
+    return sized.astype(np.float32), scores
+
+
+def _place(face: FaceGrid, pyramid: Pyramid, quad: np.ndarray) -> tuple[np.ndarray, float]:
+    """*quad* (4 x 2, the face's TL first) shifted along its sides and turned, in
+    :data:`PLACE_STEPS`, to where *face* correlates best with its inside (its size is
+    left: a coarse grid tells where a face is far better than how big it is)."""
+    q = np.asarray(quad, np.float32)[None]
+    best = float(face.scores(pyramid, q)[0, 0])
+    for d in PLACE_STEPS:
+        v = np.float32([-d, 0.0, d])
+        moves = np.stack(np.meshgrid(v, v, v, np.float32([1.0]), indexing="ij"),
+                         -1).reshape(-1, 4)
+        tried = _moved(q, moves)[0]  # M x 4 x 2
+        score = face.scores(pyramid, tried)[:, 0]
+        k = int(np.argmax(score))
+        if score[k] > best:
+            q, best = tried[k][None], float(score[k])
+    return q[0], best

@@ -183,8 +183,8 @@ class SideReader:
             qs, sides = qs[ok], sides[ok]
         # the card on top found by its face too: its outline may make no edge
         fq, _ = face_search(self.grid, crop, expected, here)
-        if len(fq):  # onto those of its sides that make edges
-            fq = Q.refine(fq, maps)
+        if len(fq):  # each place at each size, onto those of its sides that make edges
+            fq = Q.refine(fq.reshape(-1, 4, 2), maps)
         if not len(qs) and not len(fq):
             return None
         n_outline = len(qs)
