@@ -288,11 +288,14 @@ def _masked_ncc(seen: np.ndarray, face: np.ndarray, mask: np.ndarray) -> float:
 
 
 def _halves(cells: tuple[int, int]) -> list[np.ndarray]:
-    """The whole grid of *cells* (across, down) and its top, bottom, left and right
-    halves, as masks of its cells (row by row)."""
+    """The whole grid of *cells* (across, down), its top, bottom, left and right halves,
+    and its outer thirds on those sides (a cover over half of the card leaves no half
+    whole), as masks of its cells (row by row)."""
     cx, cy = cells
     rows, cols = np.divmod(np.arange(cx * cy), cx)
-    return [rows >= 0, rows < cy / 2, rows >= cy / 2, cols < cx / 2, cols >= cx / 2]
+    tx, ty = max(1, round(cx / 3)), max(1, round(cy / 3))
+    return [rows >= 0, rows < cy / 2, rows >= cy / 2, cols < cx / 2, cols >= cx / 2,
+            rows < ty, rows >= cy - ty, cols < tx, cols >= cx - tx]
 
 
 def visible_cells(seen: np.ndarray, face: np.ndarray, cells: tuple[int, int]
@@ -305,8 +308,9 @@ def visible_cells(seen: np.ndarray, face: np.ndarray, cells: tuple[int, int]
     The cells seen are those the face explains, with one gain and offset per channel
     fitted on them, up to VISIBLE_FIT of the face's variance; the fit starts from the
     whole face and from each of its halves (top, bottom, left, right: an arm covers
-    one side more), and fit and cells are settled in turn. Of the starts, the one
-    seeing most (then correlating best) is kept. A fit whose gains differ across the
+    one side more), and fit and cells are settled in turn. Of all the states on the
+    way, the one seeing most while correlating at least VISIBLE_SCORE (else the one
+    correlating best) is kept. A fit whose gains differ across the
     channels by more than VISIBLE_GAIN_RATIO scores -1."""
     var = face.reshape(-1, 3).var(axis=0) + 1e-3
     # each cell's share of the face's print (a plain cell anything plain explains)
@@ -315,26 +319,30 @@ def visible_cells(seen: np.ndarray, face: np.ndarray, cells: tuple[int, int]
     best = (-2.0, -1.0, np.zeros(len(seen), bool))
     best_key = (-1.0, -2.0)
     for keep in _halves(cells):
-        for _ in range(VISIBLE_ROUNDS):
+        for rounds in range(VISIBLE_ROUNDS + 1):
             x = seen[keep].reshape(-1, 3)
             f = face[keep].reshape(-1, 3)
             fm, xm = f.mean(axis=0), x.mean(axis=0)
             gain = ((f - fm) * (x - xm)).sum(axis=0) / np.maximum(((f - fm) ** 2).sum(axis=0),
                                                                   1e-3)
             gain = np.maximum(gain, 1e-3)
+            # each state on the way is weighed (growing from a half may take in a plain
+            # patch of the cover that a plain part of the face explains, and drift)
+            share = float(energy[keep].sum())
+            score = _masked_ncc(seen, face, keep)
+            if gain.max() > VISIBLE_GAIN_RATIO * gain.min():
+                score = min(score, -1.0)  # the print's layout in other colours
+            key = (share if score >= VISIBLE_SCORE else -1.0, score)
+            if key > best_key:
+                best_key, best = key, (score, share, keep)
+            if rounds == VISIBLE_ROUNDS:
+                break
             res = ((seen - gain * face - (xm - gain * fm)) ** 2 / (gain * gain * var)
                    ).mean(axis=(1, 2))
             new = res <= VISIBLE_FIT
             if not new.any() or (new == keep).all():
                 break
             keep = new
-        share = float(energy[keep].sum())
-        score = _masked_ncc(seen, face, keep)
-        if gain.max() > VISIBLE_GAIN_RATIO * gain.min():
-            score = min(score, -1.0)  # the print's layout in other colours
-        if (share if score >= VISIBLE_SCORE else -1.0, score) > best_key:
-            best_key = (share if score >= VISIBLE_SCORE else -1.0, score)
-            best = (score, share, keep)
     return best
 
 
