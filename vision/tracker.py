@@ -156,9 +156,10 @@ RULES_SURE_QUARTERS = 0.8
 #: Frames a confirmed card at a seat not on turn waits for the seat on turn (10 fps: 2 s).
 OUT_OF_TURN_WAIT = 20
 #: While later cards wait for a seat on turn whose card was not confirmed: frames
-#: between fresh reads of its side without motion, and how many such reads at most.
-FORCE_EVERY = 3
-FORCE_READS = 12
+#: between fresh reads of its side without motion, and how many such reads at most
+#: (3.6 s in all; such a side is mostly one that stays unreadable, see _read_side).
+FORCE_EVERY = 6
+FORCE_READS = 6
 #: A held card at the seat on turn laid this many frames after a card held at another
 #: seat belongs to a later trick: the earlier card's turn comes first.
 LAID_SLACK = 5
@@ -166,9 +167,12 @@ LAID_SLACK = 5
 HELD_MAX = 7
 #: Score margin within which the rules may pick a legal card over an illegal best guess.
 PRIOR_MARGIN = 0.08
-#: Reads of "unknown" in a row after which the table is warned once.
-UNKNOWN_WARN_READS = 12
-#: Frames to wait before reading a side again that read "unknown" (10 fps: 0.4 s)...
+#: Reads of "unknown" in a row after which the table is warned once (about 4 s).
+UNKNOWN_WARN_READS = 6
+#: Frames to wait before reading a side again that read "unknown" (10 fps: 0.4 s), more
+#: by as much after each further such read (0.4, 0.8, 1.2 s...): a side that stays
+#: unreadable on frame after frame is not read at every chance (on the tuning hands, 100
+#: of 131 such reads read "unknown" again, a third of all reads) ...
 UNKNOWN_RETRY_FRAMES = 4
 #: ...after this many such reads in a row, which are each retried on the next frame: a
 #: card read poorly once (sensor noise on a dark card, an older card beneath ranked
@@ -566,11 +570,19 @@ class TableTracker:
                     self._settle_known(zone, look, frame, thumb, expect())
                     continue
                 self._read(zone, frame, thumb, expect(), emit)
-                if early is not None and zone.dirty:  # not decided: see EARLY_QUIET
+                if early is not None and zone.dirty and self._worth_early(zone, frame):
                     self._read(zone, frame, thumb, expect(), emit, early=early)
         if any(zone.held for zone in self.zones.values()) or self._turn_unseen(expect()):
             self._look_again(frame, thumb, expect, emit)
             self._give_out(expect, emit)
+
+    def _worth_early(self, zone: _Zone, frame: np.ndarray) -> bool:
+        """Whether to read the side's kept frame of a look before (EARLY_QUIET) after a
+        first read that did not decide: it only adds a vote for a card, so after a read
+        of no card only where the side looks laid (:meth:`_looks_laid`)."""
+        first = self.readings.get(zone.seat)
+        return (first is None or first.card_id is not None
+                or self._looks_laid(zone, frame))
 
     def _search_due(self, thumb: np.ndarray, prev: np.ndarray | None) -> bool:
         """Whether to look for the Twilight card, not found yet, in this look: at the
@@ -768,7 +780,8 @@ class TableTracker:
             zone.unknown_reads += 1
             if zone.weak is None:
                 zone.next_read = self.looks + (
-                    1 if zone.unknown_reads <= UNKNOWN_QUICK_READS else UNKNOWN_RETRY_FRAMES)
+                    1 if zone.unknown_reads <= UNKNOWN_QUICK_READS
+                    else UNKNOWN_RETRY_FRAMES * (zone.unknown_reads - UNKNOWN_QUICK_READS))
             if zone.unknown_reads >= UNKNOWN_WARN_READS:
                 # Give up until the side changes again; tell the table if someone
                 # laid something here that cannot be read.
@@ -820,10 +833,20 @@ class TableTracker:
         so is one that cannot name a card: the same picture read again may name it
         (tuning deck 101, hand 1: north's purgatory read unknown at 0.49 on a still
         side, named on a later read; taken as the same answer, it came 58 looks late).
+        Nor is a read of no card where the side looks laid (:meth:`_looks_laid`), nor
+        a read of the kept frame of the look before (*early*): the reading of a still
+        side changes with the sensor's noise from frame to frame, and one reading taken
+        again is no second vote (tuning deck 102, hand 1800002: south's card on a pile
+        read as no card, unknown and itself at 0.95 on frames four apart; the first
+        reading, taken again, confirmed no card and made it a gap. Deck 103, hand
+        1800003: north's card laid on another read as the one beneath, confirmed so by
+        its own cached reading, and named 33 looks late).
         """
         assert zone.fine is not None
         look = zone.fine.look(frame) if early else self._look(zone, frame)
-        if zone.idle_read is not None and zone.fine.changed(look, zone.idle_read[1]) < UNCHANGED_SHARE:
+        if (not early and zone.idle_read is not None
+                and zone.fine.changed(look, zone.idle_read[1]) < UNCHANGED_SHARE
+                and (zone.idle_read[0].card_id is not None or not self._laid_look(zone, look))):
             return zone.idle_read[0]
         self.reads += 1
         reading = self.rec.read_side(frame, self.pose, zone.seat)
@@ -978,7 +1001,13 @@ class TableTracker:
         something was laid there, not taken away."""
         if zone.fine is None or zone.base_look is None:
             return False
-        look = self._look(zone, frame)
+        return self._laid_look(zone, self._look(zone, frame))
+
+    @staticmethod
+    def _laid_look(zone: _Zone, look: np.ndarray) -> bool:
+        """:meth:`_looks_laid` for the side's fine *look*."""
+        if zone.fine is None or zone.base_look is None:
+            return False
         if zone.fine.changed(look, zone.base_look) < LAID_SHARE:
             return False
         return all(zone.fine.changed(look, empty) >= LAID_SHARE for empty in zone.empty_looks)
