@@ -519,3 +519,47 @@ def test_a_card_laid_read_once_as_no_card_is_read_again() -> None:
     show(laid, 12)
     assert missed == [seat]
     assert [(o.seat, o.card) for o in out if o.kind == "play"] == [(seat, lead["card"])]
+
+
+def test_a_hand_resting_on_the_twilight_card_is_located_once() -> None:
+    # A hand resting on the Twilight card (or a card laid over its edge) makes it look
+    # otherwise than when its pose was set. Located again once, that picture is known:
+    # the hand shifting a little and settling as before gives no locate (the costliest
+    # step of a look); the hand lifting, the card as it was, gives none either.
+    from vision.sim.decks import taught_deck
+    from vision.sim.simulator import render_scene
+    from vision.tracker import TableTracker
+
+    options = dict(twilight_deg=8.0, sides={"north": "moon-priest", "east": None,
+                                            "south": None, "west": None},
+                   under_cards=0, hand=False, glare=False)
+    still = render_scene(9, 0, SIZE, **options)
+    centre = np.asarray(still.twilight_quad).mean(axis=0)
+    radius = int(0.08 * SIZE[1])
+
+    def hand_at(dx: int):
+        image = still.image.copy()
+        cv2.circle(image, (int(centre[0]) + dx, int(centre[1])), radius, SKIN, -1)
+        return image
+
+    resting, shifted = hand_at(0), hand_at(radius // 2)
+    tracker = TableTracker(taught_deck(0))
+    calls = []
+    locate = tracker.rec.locate
+
+    def counted(frame):
+        calls.append(tracker.looks)
+        return locate(frame)
+
+    tracker.rec.locate = counted
+    out: list = []
+    show = _shower(tracker, out)
+    show(still.image, 8)
+    first = tracker.pose
+    assert len(calls) == 1 and first is not None
+    show(resting, 8)
+    assert len(calls) == 2  # it looks otherwise: located again (a hand over it)
+    show(shifted, 1)
+    show(resting, 8)
+    show(still.image, 8)
+    assert len(calls) == 2 and tracker.pose is first

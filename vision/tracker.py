@@ -489,6 +489,7 @@ class TableTracker:
         self.centre: _Region | None = None
         self.twilight: _Region | None = None  # the Twilight card's outline in frame px
         self.twilight_look: np.ndarray | None = None  # ...its look when the pose was set
+        self.twilight_seen: list[np.ndarray] = []  # ...and when it was located again since
         self.centre_dirty = False
         self.centre_quiet = 0
         self.frame_no = 0  # the frame looked at (what events are labelled with)
@@ -529,6 +530,7 @@ class TableTracker:
         self.twilight = _Region(np.asarray(pose.quad, np.float64), frame_shape)
         self.twilight_look = (None if self.frame is None
                               else self.twilight.look(self.frame))
+        self.twilight_seen = []
 
     # -- the per-frame step -------------------------------------------------------------------
     def feed(self, frame_no: int, frame: np.ndarray, expect: Callable[[], Expectation],
@@ -634,6 +636,11 @@ class TableTracker:
             # (the costliest step of a look) could only give the same pose a few px apart
             return
         pose = self.rec.locate(frame)
+        if self.twilight is not None:
+            # whatever it gives, this picture of the card is settled: it is located again
+            # only once it looks otherwise than now too (a card laid over its edge, a hand
+            # resting on it, would make every look over it locate it again)
+            self.twilight_seen = [self.twilight.look(frame), *self.twilight_seen[:EMPTY_LOOKS - 1]]
         if pose is None:
             return  # covered or gone for now: keep the old zones
         moved = float(np.abs(np.asarray(pose.quad) - np.asarray(self.pose.quad)).max())
@@ -649,11 +656,13 @@ class TableTracker:
 
     def _twilight_changed(self, frame: np.ndarray) -> bool:
         """Whether the Twilight card's outline looks otherwise than when its pose was set
-        (see TWILIGHT_MOVED_SHARE): it was moved, not just located a few px apart."""
+        (see TWILIGHT_MOVED_SHARE): it was moved, not just located a few px apart; nor
+        as when it was last located again (EMPTY_LOOKS of those are kept)."""
         if self.twilight is None or self.twilight_look is None:
             return True
         look = self.twilight.look(frame)
-        return self.twilight.changed(look, self.twilight_look) >= TWILIGHT_MOVED_SHARE
+        return all(self.twilight.changed(look, seen) >= TWILIGHT_MOVED_SHARE
+                   for seen in (self.twilight_look, *self.twilight_seen))
 
     def _report_moon(self, pose: Any, emit: Callable[[Observation], None]) -> None:
         moon = tuple(pose.moon_seats)
