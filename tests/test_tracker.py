@@ -563,3 +563,43 @@ def test_a_hand_resting_on_the_twilight_card_is_located_once() -> None:
     show(resting, 8)
     show(still.image, 8)
     assert len(calls) == 2 and tracker.pose is first
+
+
+def test_a_card_read_as_another_first_needs_reads_that_agree() -> None:
+    # tracker.RULES_SURE_CONFIDENCE makes one read of the card the rules expect enough,
+    # but not once the side's reads disagreed: a novice read novice, adept, novice, then
+    # adept at 0.81 was logged an adept (tuning deck 107). Seed 35's moon-purgatory at
+    # south, read first as another moon card the rules would take (not surely), then
+    # as itself, well and whole: it needs CONFIRM_READS + DOUBT_EXTRA_READS reads.
+    from vision.sim.decks import taught_deck
+    from vision.tracker import CONFIRM_READS, DOUBT_EXTRA_READS, Expectation, TableTracker
+
+    movie = HandMovie(35, 0, SIZE, 10.0, hands=1)
+    laid = None
+    for frame in movie.frames():
+        play = next((e for e in movie.events if e["type"] == "play"
+                     and e["card"] == "moon-purgatory"), None)
+        if play is not None and frame.index == play["clear_frame"] + 5:
+            laid = frame
+            break
+    assert laid is not None and laid.top["south"] == "moon-purgatory"
+    tracker = TableTracker(taught_deck(0))
+    read_side = tracker.rec.read_side
+    south: list = []
+
+    def misread_once(frame, pose, seat, *rest):
+        reading = read_side(frame, pose, seat, *rest)
+        if str(getattr(seat, "value", seat)) != "south":
+            return reading
+        south.append(tracker.looks)
+        if len(south) == 1:  # named, not surely: a vote for it
+            return dataclasses.replace(reading, card_id="moon-souls-3", confidence=0.6)
+        return dataclasses.replace(reading, confidence=min(reading.confidence, 0.8))
+
+    tracker.rec.read_side = misread_once
+    out: list = []
+    expect = Expectation("south", moon_seats=("north", "south"))
+    for n in range(12):
+        tracker.feed(n, laid.image, lambda: expect, out.append)
+    assert [(o.seat, o.card) for o in out if o.kind == "play"] == [("south", "moon-purgatory")]
+    assert len(south) == 1 + CONFIRM_READS + DOUBT_EXTRA_READS

@@ -150,7 +150,9 @@ SURE_CONFIDENCE = 0.85
 #: read on top of an older one may be read as the one beneath on the next frames (bench
 #: hand 200000: 0.74, then the card beneath on two frames out of three). On simulator
 #: scenes the one card misread above 0.5 was half covered (0.74, quarters 0.58), while
-#: 52 of 57 right reads from 0.7 to 0.85 had quarters of 0.8 or more.
+#: 52 of 57 right reads from 0.7 to 0.85 had quarters of 0.8 or more. Not once the side's
+#: reads since it moved disagreed (DOUBT_EXTRA_READS): tuning deck 107, hand 1800007,
+#: west's novice read novice, adept, novice, then adept at 0.81 and was logged an adept.
 RULES_SURE_CONFIDENCE = 0.7
 RULES_SURE_QUARTERS = 0.8
 #: Frames a confirmed card at a seat not on turn waits for the seat on turn (10 fps: 2 s).
@@ -822,8 +824,9 @@ class TableTracker:
             zone.unreadable = None
         card = self._with_prior(zone.seat, card, reading, expect)
         votes = self._vote(zone, card, reading.confidence)
-        sure = reading.confidence >= SURE_CONFIDENCE or self._expected(zone, card, reading,
-                                                                       expect)
+        # the rules' expectation makes one read enough only where the side's reads agreed
+        sure = reading.confidence >= SURE_CONFIDENCE or (
+            not zone.doubted and self._expected(zone, card, reading, expect))
         needed = CONFIRM_READS + (DOUBT_EXTRA_READS if zone.doubted else 0)
         if votes < needed and (early is not None or not sure):
             if not forced:
