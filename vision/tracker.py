@@ -141,7 +141,10 @@ CONFIRM_READS = 2
 #: on the card (one named another, or doubted between it and another): a card that
 #: reads as a priest on one frame and a novice on the next is named by neither
 #: until one wins clearly (bench hand 201010: a glared sun-priest read novice,
-#: unknown and priest by turns, and two novice reads in a row made a wrong play).
+#: unknown and priest by turns, and two novice reads in a row made a wrong play). Then
+#: no single read is sure (SURE_CONFIDENCE, RULES_SURE_CONFIDENCE): tuning deck 107,
+#: hand 1800007, a novice read novice and adept by turns was named adept on one read
+#: at 0.87, and the true adept later, refused as played, was taken for a priest.
 DOUBT_EXTRA_READS = 1
 SURE_CONFIDENCE = 0.85
 #: One read is enough, too, at RULES_SURE_CONFIDENCE, naming the card the rules expect
@@ -150,9 +153,8 @@ SURE_CONFIDENCE = 0.85
 #: read on top of an older one may be read as the one beneath on the next frames (bench
 #: hand 200000: 0.74, then the card beneath on two frames out of three). On simulator
 #: scenes the one card misread above 0.5 was half covered (0.74, quarters 0.58), while
-#: 52 of 57 right reads from 0.7 to 0.85 had quarters of 0.8 or more. Not once the side's
-#: reads since it moved disagreed (DOUBT_EXTRA_READS): tuning deck 107, hand 1800007,
-#: west's novice read novice, adept, novice, then adept at 0.81 and was logged an adept.
+#: 52 of 57 right reads from 0.7 to 0.85 had quarters of 0.8 or more. Neither is sure
+#: once the side's reads since it moved disagreed (DOUBT_EXTRA_READS).
 RULES_SURE_CONFIDENCE = 0.7
 RULES_SURE_QUARTERS = 0.8
 #: Frames a confirmed card at a seat not on turn waits for the seat on turn (10 fps: 2 s).
@@ -765,7 +767,8 @@ class TableTracker:
         """Read one side. ``forced``: a fresh look at a side that has not moved, while
         later cards wait for it (its settled state is left alone). ``early``: read the
         side's kept frame of one look before (EARLY_QUIET) instead of *frame*."""
-        reading = self._read_side(zone, frame if early is None else early, early is not None)
+        reading = self._read_side(zone, frame if early is None else early, early is not None,
+                                  forced)
         if early is None:
             self.readings[zone.seat] = reading  # what is drawn: the latest
         card = reading.card_id
@@ -824,9 +827,9 @@ class TableTracker:
             zone.unreadable = None
         card = self._with_prior(zone.seat, card, reading, expect)
         votes = self._vote(zone, card, reading.confidence)
-        # the rules' expectation makes one read enough only where the side's reads agreed
-        sure = reading.confidence >= SURE_CONFIDENCE or (
-            not zone.doubted and self._expected(zone, card, reading, expect))
+        # one read is enough only where the side's reads since it moved agreed
+        sure = not zone.doubted and (reading.confidence >= SURE_CONFIDENCE
+                                     or self._expected(zone, card, reading, expect))
         needed = CONFIRM_READS + (DOUBT_EXTRA_READS if zone.doubted else 0)
         if votes < needed and (early is not None or not sure):
             if not forced:
@@ -834,7 +837,8 @@ class TableTracker:
             return
         self._settled(zone, card, frame, thumb, expect, forced)
 
-    def _read_side(self, zone: _Zone, frame: np.ndarray, early: bool) -> Any:
+    def _read_side(self, zone: _Zone, frame: np.ndarray, early: bool,
+                   forced: bool = False) -> Any:
         """The recogniser's reading of the side in *frame* (*early*: a kept frame, not the
         one being looked at). A side that looks as at its last read that found no card,
         to UNCHANGED_SHARE, is that reading again without the recogniser: the same
@@ -852,11 +856,14 @@ class TableTracker:
         read as no card, unknown and itself at 0.95 on frames four apart; the first
         reading, taken again, confirmed no card and made it a gap. Deck 103, hand
         1800003: north's card laid on another read as the one beneath, confirmed so by
-        its own cached reading, and named 33 looks late).
+        its own cached reading, and named 33 looks late). Nor a *forced* read (a look
+        again at the seat on turn, where something was laid that was not confirmed: a
+        card laid on a like card changes the side too little to look laid; deck 108,
+        hand 1800008: two such cards read once as no card became gaps).
         """
         assert zone.fine is not None
         look = zone.fine.look(frame) if early else self._look(zone, frame)
-        if (not early and zone.idle_read is not None
+        if (not early and not forced and zone.idle_read is not None
                 and zone.fine.changed(look, zone.idle_read[1]) < UNCHANGED_SHARE
                 and (zone.idle_read[0].card_id is not None or not self._laid_look(zone, look))):
             return zone.idle_read[0]
