@@ -565,12 +565,15 @@ def test_a_hand_resting_on_the_twilight_card_is_located_once() -> None:
     assert len(calls) == 2 and tracker.pose is first
 
 
-def test_a_card_read_as_another_first_needs_reads_that_agree() -> None:
+@pytest.mark.parametrize("other_played", [False, True])
+def test_a_card_read_as_another_first_needs_reads_that_agree(other_played) -> None:
     # tracker.RULES_SURE_CONFIDENCE makes one read of the card the rules expect enough,
     # but not once the side's reads disagreed: a novice read novice, adept, novice, then
     # adept at 0.81 was logged an adept (tuning deck 107). Seed 35's moon-purgatory at
     # south, read first as another moon card the rules would take (not surely), then
-    # as itself, well and whole: it needs CONFIRM_READS + DOUBT_EXTRA_READS reads.
+    # as itself, well and whole: it needs CONFIRM_READS + DOUBT_EXTRA_READS reads. A card
+    # already played this hand read there (the one beneath, a neighbour's reaching in)
+    # is no rival to it: then CONFIRM_READS (tuning deck 108).
     from vision.sim.decks import taught_deck
     from vision.tracker import CONFIRM_READS, DOUBT_EXTRA_READS, Expectation, TableTracker
 
@@ -598,8 +601,9 @@ def test_a_card_read_as_another_first_needs_reads_that_agree() -> None:
 
     tracker.rec.read_side = misread_once
     out: list = []
-    expect = Expectation("south", moon_seats=("north", "south"))
+    played = frozenset({"moon-souls-3"} if other_played else ())
+    expect = Expectation("south", played, moon_seats=("north", "south"))
     for n in range(12):
         tracker.feed(n, laid.image, lambda: expect, out.append)
     assert [(o.seat, o.card) for o in out if o.kind == "play"] == [("south", "moon-purgatory")]
-    assert len(south) == 1 + CONFIRM_READS + DOUBT_EXTRA_READS
+    assert len(south) == 1 + CONFIRM_READS + (0 if other_played else DOUBT_EXTRA_READS)

@@ -826,7 +826,7 @@ class TableTracker:
         elif reading.confidence >= SURE_CONFIDENCE:
             zone.unreadable = None
         card = self._with_prior(zone.seat, card, reading, expect)
-        votes = self._vote(zone, card, reading.confidence)
+        votes = self._vote(zone, card, reading.confidence, expect)
         # one read is enough only where the side's reads since it moved agreed
         sure = not zone.doubted and (reading.confidence >= SURE_CONFIDENCE
                                      or self._expected(zone, card, reading, expect))
@@ -883,11 +883,26 @@ class TableTracker:
                 and quarters >= RULES_SURE_QUARTERS)
 
     @staticmethod
-    def _vote(zone: _Zone, card: str | None, confidence: float) -> int:
+    def _rival(zone: _Zone, card: str | None, expect: Expectation) -> bool:
+        """Whether *card*, read at *zone*, could be a card laid there new (R3: of its
+        seat's cult, not played yet this hand). Another card read there (the one
+        beneath, a neighbour's reaching into the zone) is no rival to the one read
+        otherwise: tuning deck 108, hand 1800008, north's new card read at 0.95 between
+        reads of an east card played earlier was doubted, and became a gap."""
+        if card is None or (not expect.clearing and card in expect.played):
+            return False
+        try:
+            return Card.parse(card).cult.value == expect.cult(zone.seat)
+        except (UnknownName, ValueError):
+            return False
+
+    def _vote(self, zone: _Zone, card: str | None, confidence: float,
+              expect: Expectation) -> int:
         """Count a read of *card* (None: no card) among the side's votes (see
         CONFIRM_READS); how many it has now."""
         if card is not None or confidence >= SURE_CONFIDENCE:
-            if card is not None and any(c is not None and c != card for c in zone.votes):
+            if (self._rival(zone, card, expect)
+                    and any(c != card and self._rival(zone, c, expect) for c in zone.votes)):
                 zone.doubted = True  # read as another card since the side moved
             zone.votes = {card: zone.votes.get(card, 0) + 1}  # the other readings disagree
         else:
