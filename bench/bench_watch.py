@@ -11,7 +11,10 @@ three per held-out deck), spread evenly over the split's decks.
 
 - exactness: hands with every play exact, plays right, extra plays, hands with
   the exact score, per split, per deck and per way of laying cards;
-- throughput: frames per second of the watch pipeline on one core;
+- throughput: frames per second of the watch pipeline on one core (OpenCV's threads
+  set to one), by the wall clock and per CPU second of the watching thread (others'
+  load on a shared machine slows the first only), beside a reference task of library
+  calls only timed before and after (:func:`bench.bench_recognition.reference_ms`);
 - latency: frames from the hand leaving the card's side to the play event, over the
   hands given out exactly (in a hand where a card was not seen, the cards after it
   wait for the table to lay it: that wait is reported apart);
@@ -50,17 +53,21 @@ SIZE = (1280, 720)
 
 
 class _TimedTracker(TableTracker):
-    """The real tracker, with the time spent in ``feed`` added up."""
+    """The real tracker, with the time spent in ``feed`` added up: by the wall clock and
+    as this thread's CPU time (the bench runs on one core, OpenCV's threads set to one:
+    on a shared machine others' load slows the wall clock, not the CPU time)."""
 
     spent = 0.0
+    cpu = 0.0
     frames = 0
 
     def feed(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.thread_time()
         try:
             return super().feed(*args, **kwargs)
         finally:
             self.spent += time.perf_counter() - start
+            self.cpu += time.thread_time() - cpu
             self.frames += 1
 
 
@@ -95,6 +102,7 @@ def watch_hand(seed: int, deck, folder: Path, fps: float = 10) -> dict:  # type:
         "warnings": sum(1 for e in events if e["type"] == "warning"),
         "latency": latency,
         "seconds": tracker.spent,
+        "cpu_seconds": tracker.cpu,
         "frames": tracker.frames,
         "reads": tracker.reads,
         "rotation": table.movie.factors.get("rotation"),
@@ -202,11 +210,19 @@ def _tally(results: list[dict]) -> dict:
 
 
 def main() -> dict:
+    import cv2
+
+    from bench.bench_recognition import reference_ms
+
+    cv2.setNumThreads(1)  # one core
+    reference_png = cv2.imencode(".png", SimulatedTable(seed=TUNING_SEEDS.start, size=SIZE,
+                                                        hands=1, realtime=False).read())[1]
+    reference = [reference_ms(reference_png.tobytes())]
     hands = int(os.environ.get("BENCH_HANDS", "21"))
     figures: dict = {"size": f"{SIZE[0]}x{SIZE[1]}", "fps_recorded": 10, "hands_per_split": hands}
     all_latency: list[int] = []  # held-out hands given out exactly, as they were laid
     held_latency: list[int] = []  # held-out hands where cards waited for one not seen
-    spent = frames = 0.0
+    spent = cpu = frames = 0.0
     for split, (decks, seeds) in SPLITS.items():
         results = []
         for i in range(hands):
@@ -218,11 +234,14 @@ def main() -> dict:
             print(f"{split} deck {deck} hand {i} ({r['rotation']}): exact={r['exact']} "
                   f"plays {r['right_plays']}/{r['plays']} extra={r['extra']} "
                   f"score_exact={r['score_exact']} warnings={r['warnings']} "
-                  f"{r['frames'] / max(r['seconds'], 1e-9):.0f} fps", flush=True)
+                  f"{r['frames'] / max(r['seconds'], 1e-9):.0f} fps "
+                  f"({r['frames'] / max(r['cpu_seconds'], 1e-9):.0f} per CPU s) "
+                  f"reads={r['reads']}", flush=True)
             if split == "heldout":
                 all_latency += r["latency"] if r["exact"] else []
                 held_latency += [] if r["exact"] else r["latency"]
                 spent += r["seconds"]
+                cpu += r["cpu_seconds"]
                 frames += r["frames"]
         figures[split] = {
             **_tally(results),
@@ -236,6 +255,10 @@ def main() -> dict:
                                "rows": {k: [figures["tuning"][k], figures["heldout"][k]]
                                         for k in keys}}
     figures["throughput_fps_one_core"] = round(frames / max(spent, 1e-9), 1)
+    figures["throughput_frames_per_cpu_s"] = round(frames / max(cpu, 1e-9), 1)
+    reference.append(reference_ms(reference_png.tobytes()))
+    figures["reference_ms_before_after"] = reference
+    figures["load_average_1min"] = round(os.getloadavg()[0], 2)
     figures["latency_frames"] = {
         "median": statistics.median(all_latency) if all_latency else None,
         "p95": (sorted(all_latency)[int(0.95 * (len(all_latency) - 1))]
