@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import cv2
 import numpy as np
 
 from vision import quads as Q
@@ -44,6 +45,30 @@ SIZES = (0.85, 1.0, 1.15)
 KEEP = 4
 
 
+class CellMeans:
+    """A picture (B, G, R) read as the mean colour of a square about each point
+    (an integral image: any square's mean for four look-ups). A face of small marks on
+    plain paper needs each cell's mean over the cell itself: read from a pyramid level
+    as coarse as a cell, the marks fall half a cell either way."""
+
+    def __init__(self, img: np.ndarray) -> None:
+        self.h, self.w = img.shape[:2]
+        self.sums = cv2.integral(img).astype(np.float32).reshape(-1, 3)
+
+    def sample(self, pts: np.ndarray, cell_px: np.ndarray) -> np.ndarray:
+        """Mean colours (M x G x 3, float32) of squares *cell_px* (M) wide about points
+        *pts* (M x G x 2, px)."""
+        half = (np.maximum(np.asarray(cell_px, np.float32), 1.0) / 2)[:, None]
+        x0 = np.clip(np.rint(pts[..., 0] - half), 0, self.w - 1).astype(np.int32)
+        y0 = np.clip(np.rint(pts[..., 1] - half), 0, self.h - 1).astype(np.int32)
+        x1 = np.clip(np.rint(pts[..., 0] + half), x0 + 1, self.w).astype(np.int32)
+        y1 = np.clip(np.rint(pts[..., 1] + half), y0 + 1, self.h).astype(np.int32)
+        row = self.w + 1
+        total = (self.sums[y1 * row + x1] - self.sums[y0 * row + x1]
+                 - self.sums[y1 * row + x0] + self.sums[y0 * row + x0])
+        return total / ((x1 - x0) * (y1 - y0)).astype(np.float32)[..., None]
+
+
 class DeckGrid:
     """The deck's faces (id -> upright B, G, R; outline ratio *aspect*, height /
     width) as coarse grids, weighed against many outlines at once (:meth:`scores`)."""
@@ -62,7 +87,7 @@ class DeckGrid:
         self.up = np.hstack([g.sums[:, 3:6] for g in self.grids])
         self.back = np.hstack([g.sums[:, 6:9] for g in self.grids])
 
-    def scores(self, pyramid: Pyramid, quads: np.ndarray) -> np.ndarray:
+    def scores(self, pyramid: CellMeans | Pyramid, quads: np.ndarray) -> np.ndarray:
         """Correlation (N x 2F) of each face, upright (first F) and turned half round,
         with the inside of each of *quads* (N x 4 x 2, corner 0 the face's top left)."""
         q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
@@ -100,7 +125,7 @@ def search(grid: DeckGrid, img: np.ndarray, long_px: float,
         quads = quads[keep_centre(quads.mean(axis=1))]
     if not len(quads):
         return np.zeros((0, len(SIZES), 4, 2), np.float32), np.zeros(0, np.float32)
-    pyramid = Pyramid(img)
+    pyramid = CellMeans(img)
     s = grid.scores(pyramid, quads)
     order = np.argsort(-s.max(axis=1), kind="stable")
     idx = Q._rough_distinct(quads, order, keep)
@@ -123,7 +148,7 @@ def search(grid: DeckGrid, img: np.ndarray, long_px: float,
     return sized.astype(np.float32), scores
 
 
-def _place(face: FaceGrid, pyramid: Pyramid, quad: np.ndarray) -> tuple[np.ndarray, float]:
+def _place(face: FaceGrid, pyramid: CellMeans, quad: np.ndarray) -> tuple[np.ndarray, float]:
     """*quad* (4 x 2, the face's TL first) shifted along its sides and turned, in
     :data:`PLACE_STEPS`, to where *face* correlates best with its inside (its size is
     left: a coarse grid tells where a face is far better than how big it is)."""

@@ -29,7 +29,15 @@ import numpy as np
 
 from companion.core.cards import CARD_IDS, Card
 from vision import quads as Q
-from vision.faces import MARGIN_SHARE, RESOLUTIONS, FaceBank, bank_sizes, ecc_align, rectify
+from vision.faces import (
+    MARGIN_SHARE,
+    MIN_SCORE,
+    RESOLUTIONS,
+    FaceBank,
+    bank_sizes,
+    ecc_align,
+    rectify,
+)
 from vision.facesearch import DeckGrid
 from vision.facesearch import search as face_search
 from vision.glare import without_glare
@@ -122,6 +130,20 @@ class Identity:
     partial: float = 0.0
 
 
+@dataclass(frozen=True)
+class _Zone:
+    """One side's zone being read: the *frame*, the Twilight card's *pose*, the frame's
+    px per mm there (*native*), the zone's shrink *f* and its offset *off* in the frame,
+    and its edge *maps* (zone px)."""
+
+    frame: np.ndarray
+    pose: TwilightPose
+    native: float
+    f: float
+    off: np.ndarray
+    maps: Q.EdgeMaps
+
+
 class SideReader:
     """The deck's card faces (outline ratio *aspect*, height / width) at every
     resolution, and the reading of one side."""
@@ -181,25 +203,46 @@ class SideReader:
         if len(qs):
             ok = here(qs.mean(axis=1))
             qs, sides = qs[ok], sides[ok]
-        # the card on top found by its face too: its outline may make no edge
+        zone = _Zone(frame, pose, native, f, off, maps)
+        found, likeness = self._settle(zone, [portrait(clockwise(q)) for q in qs], sides,
+                                       GROW, False)
+        if found is not None and (found[1].card_id != "unknown" or found[1].plausible) \
+                or likeness < MIN_SCORE:
+            return found
+        # a card is there (some outline's inside looks like a face) but no outline shows
+        # it whole (a card seen whole whose face only a duel could tell stays unnamed):
+        # the card on top found by its face, as its outline may make no edge where it
+        # lies on cards of the same print, whose outlines then lead elsewhere
         fq, _ = face_search(self.grid, crop, expected, here)
-        if len(fq):  # each place at each size, onto those of its sides that make edges
-            fq = Q.refine(fq.reshape(-1, 4, 2), maps)
-        if not len(qs) and not len(fq):
-            return None
-        n_outline = len(qs)
-        qs = [portrait(clockwise(q)) for q in qs] + [portrait(clockwise(q)) for q in fq]
-        sides = np.concatenate([sides.reshape(-1, 4), Q.side_support(fq, maps)])
-        grown = [(q - q.mean(axis=0)) * g + q.mean(axis=0)
-                 for q in qs[:n_outline] for g in GROW] + qs[n_outline:]
-        owner = [i for i in range(n_outline) for _ in GROW] + list(range(n_outline, len(qs)))
-        # in frame px
-        grown = [g / np.float32(f) + off for g in grown]
+        if not len(fq):
+            return found
+        fq = Q.refine(fq.reshape(-1, 4, 2), maps)  # onto those of its sides with edges
+        by_face, _ = self._settle(zone, [portrait(clockwise(q)) for q in fq],
+                                  Q.side_support(fq, maps), (1.0,), True)
+        if by_face is not None and by_face[1].card_id != "unknown":
+            return by_face
+        return found
+
+    def _settle(self, zone: _Zone, quads: list[np.ndarray], sides: np.ndarray,
+                grow: tuple[float, ...], by_face: bool
+                ) -> tuple[tuple[np.ndarray, Identity, float] | None, float]:
+        """The card among *quads* (zone px, portrait; *sides*: their sides' support on
+        edges), each also grown by *grow*, whose face shows best, named, or None when
+        none is a card (*by_face*: the quads were laid by the face search, so one that
+        cannot be named is no card); and the best correlation of any with a face at the
+        coarsest resolution."""
+        if not quads:
+            return None, -1.0
+        frame, f, off = zone.frame, zone.f, zone.off
+        grown = [((q - q.mean(axis=0)) * g + q.mean(axis=0)) / np.float32(f) + off
+                 for q in quads for g in grow]  # in frame px
+        owner = [i for i in range(len(quads)) for _ in grow]
         coarse = self.banks[0]
         s = coarse.scores(np.stack([rectify(frame, q, coarse.size) for q in grown]))
         order = np.argsort(-s.max(axis=1))[:FINE_CANDIDATES]
-        fine = self.bank_for(native)
-        middle = self.bank_for(min(native, ALIGN_PX_PER_MM))
+        likeness = float(s.max())
+        fine = self.bank_for(zone.native)
+        middle = self.bank_for(min(zone.native, ALIGN_PX_PER_MM))
         best = None
         for j in order:
             # the best few, each aligned with its best face and matched finely
@@ -242,28 +285,28 @@ class SideReader:
                 continue
             quad, row, pic = q, r2, p2
         support = float(sides[i].min())
-        ident = self._identity(fine, row, pic, pose.light)
+        ident = self._identity(fine, row, pic, zone.pose.light)
         # the card named must lie where its outline is: a quad aligned inside a card
         # (on a figure of its print, at the wrong scale) has no edges along its sides.
         # The alignment fits the print, so the outline is looked for a little about it
         # (:func:`vision.quads.refine`'s reach).
-        outline = float(Q.side_support(Q.refine(((quad - off) * np.float32(f))[None], maps),
-                                       maps)[0].mean())
+        outline = float(Q.side_support(Q.refine(((quad - off) * np.float32(f))[None],
+                                                zone.maps), zone.maps)[0].mean())
         if ident.card_id != "unknown" and outline < OUTLINE_NAMED:
             ident = replace(ident, card_id="unknown", confidence=min(ident.confidence, 0.49))
         if ident.upside_down:
             quad = np.roll(quad, 2, axis=0)
         if ident.card_id == "unknown" and support < OUTLINE_SURE \
-                and (i >= n_outline or ident.score < PRESENT_SCORE
+                and (by_face or ident.score < PRESENT_SCORE
                      or ident.quarters < WHOLE_QUARTERS / 2):
             # a card that cannot be named is there by its outline: all round, or in
             # part where its face fits (an outline the face search laid over a cloth
             # is not one)
-            return None
+            return None, likeness
         if ident.card_id != "unknown":  # a card named: its size teaches the cards' size
             d = np.hypot(*(np.roll(quad, -1, axis=0) - quad).T)
-            self.seen_long_mm.append(float(d[1] + d[3]) / 2 / native)
-        return quad, ident, support
+            self.seen_long_mm.append(float(d[1] + d[3]) / 2 / zone.native)
+        return (quad, ident, support), likeness
 
     def card_long_mm(self) -> float:
         """The cards' long side in the Twilight card's mm: the median of the last
