@@ -264,7 +264,10 @@ class SideReader:
         n = len(fine.ids)
         ranked = [int(k) for k in np.argsort(-row)]
         tries = [ranked[0]]
-        for k in ranked[1:]:
+        # a quad whose every side lies on edges is the card's outline: no rival's
+        # alignment can make it fit another face better than its own
+        on_edges = Q.side_support(((quad - off) * np.float32(f))[None], zone.maps)[0].min()
+        for k in ranked[1:] if on_edges < OUTLINE_SURE else ():
             # a face printed alike (another cult's colours) aligns alike: one of them
             if len(tries) > RIVALS:
                 break
