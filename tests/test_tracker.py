@@ -28,6 +28,17 @@ SLEEVE = Arm((0, 0), (0, 0)).sleeve
 EDGE = {"north": (0.5, 0.0), "south": (0.5, 1.0), "west": (0.0, 0.5), "east": (1.0, 0.5)}
 
 
+def _first_play():  # type: ignore[no-untyped-def]
+    """The seed-31 hand's first 42 frames (index -> frame) and its first play's event."""
+    movie = HandMovie(31, 0, SIZE, 10.0, hands=1)
+    frames = {}
+    for frame in movie.frames():
+        frames[frame.index] = frame
+        if frame.index > 40:
+            break
+    return frames, next(e for e in movie.events if e["type"] == "play")
+
+
 def _shower(tracker, out: list):  # type: ignore[no-untyped-def]
     """``show(image, times)``: *image* fed to *tracker* (a TableTracker) *times* frames
     in a row (frame numbers counting on), its events appended to *out*; no turn
@@ -208,13 +219,7 @@ def test_a_side_that_looks_as_it_did_is_not_read_again() -> None:
     from vision.sim.decks import taught_deck
     from vision.tracker import TableTracker
 
-    movie = HandMovie(31, 0, SIZE, 10.0, hands=1)
-    frames = {}
-    for frame in movie.frames():
-        frames[frame.index] = frame
-        if frame.index > 40:
-            break
-    lead = next(e for e in movie.events if e["type"] == "play")
+    frames, lead = _first_play()
     empty = frames[0]
     laid = frames[lead["clear_frame"] + 5]
     seat = lead["seat"]
@@ -493,13 +498,7 @@ def test_a_card_laid_read_once_as_no_card_is_read_again() -> None:
     from vision.sim.decks import taught_deck
     from vision.tracker import TableTracker
 
-    movie = HandMovie(31, 0, SIZE, 10.0, hands=1)
-    frames = {}
-    for frame in movie.frames():
-        frames[frame.index] = frame
-        if frame.index > 40:
-            break
-    lead = next(e for e in movie.events if e["type"] == "play")
+    frames, lead = _first_play()
     seat = lead["seat"]
     laid = frames[lead["clear_frame"] + 5].image
     tracker = TableTracker(taught_deck(0))
