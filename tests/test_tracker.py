@@ -39,6 +39,20 @@ def _first_play():  # type: ignore[no-untyped-def]
     return frames, next(e for e in movie.events if e["type"] == "play")
 
 
+def _count_locates(tracker) -> list:  # type: ignore[no-untyped-def]
+    """A list to which each of *tracker*'s calls of its recogniser's locate appends the
+    look it was made at."""
+    calls: list = []
+    locate = tracker.rec.locate
+
+    def counted(frame):  # type: ignore[no-untyped-def]
+        calls.append(tracker.looks)
+        return locate(frame)
+
+    tracker.rec.locate = counted
+    return calls
+
+
 def _shower(tracker, out: list):  # type: ignore[no-untyped-def]
     """``show(image, times)``: *image* fed to *tracker* (a TableTracker) *times* frames
     in a row (frame numbers counting on), its events appended to *out*; no turn
@@ -470,14 +484,7 @@ def test_a_table_without_the_twilight_card_is_searched_again_only_once_it_change
     laying = render_scene(9, 0, SIZE, hand=True, hand_seat="south", **options)
     laid = render_scene(9, 0, SIZE, hand=False, **options)
     tracker = TableTracker(taught_deck(0))
-    calls = []
-    locate = tracker.rec.locate
-
-    def counted(frame):
-        calls.append(tracker.looks)
-        return locate(frame)
-
-    tracker.rec.locate = counted
+    calls = _count_locates(tracker)
     out: list = []
     show = _shower(tracker, out)
     show(without.image, 30)
@@ -543,14 +550,7 @@ def test_a_hand_resting_on_the_twilight_card_is_located_once() -> None:
 
     resting, shifted = hand_at(0), hand_at(radius // 2)
     tracker = TableTracker(taught_deck(0))
-    calls = []
-    locate = tracker.rec.locate
-
-    def counted(frame):
-        calls.append(tracker.looks)
-        return locate(frame)
-
-    tracker.rec.locate = counted
+    calls = _count_locates(tracker)
     out: list = []
     show = _shower(tracker, out)
     show(still.image, 8)
