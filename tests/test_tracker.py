@@ -53,6 +53,19 @@ def _count_locates(tracker) -> list:  # type: ignore[no-untyped-def]
     return calls
 
 
+def _purgatory_laid():  # type: ignore[no-untyped-def]
+    """The seed-35 hand's frame five frames after south's moon-purgatory was laid (the
+    arm gone), and that play's event."""
+    movie = HandMovie(35, 0, SIZE, 10.0, hands=1)
+    for frame in movie.frames():
+        play = next((e for e in movie.events if e["type"] == "play"
+                     and e["card"] == "moon-purgatory"), None)
+        if play is not None and frame.index == play["clear_frame"] + 5:
+            assert frame.top["south"] == "moon-purgatory"
+            return frame, play
+    raise AssertionError("the seed-35 hand has no moon-purgatory laid")
+
+
 def _shower(tracker, out: list):  # type: ignore[no-untyped-def]
     """``show(image, times)``: *image* fed to *tracker* (a TableTracker) *times* frames
     in a row (frame numbers counting on), its events appended to *out*; no turn
@@ -281,15 +294,7 @@ def test_the_card_the_rules_expect_read_well_and_whole_needs_one_read() -> None:
     from vision.sim.decks import taught_deck
     from vision.tracker import Expectation, TableTracker
 
-    movie = HandMovie(35, 0, SIZE, 10.0, hands=1)
-    laid = play = None
-    for frame in movie.frames():
-        play = next((e for e in movie.events if e["type"] == "play"
-                     and e["card"] == "moon-purgatory"), None)
-        if play is not None and frame.index == play["clear_frame"] + 5:
-            laid = frame
-            break
-    assert laid is not None and laid.top["south"] == "moon-purgatory"
+    laid, play = _purgatory_laid()
 
     def reads(on_turn: str) -> tuple[int, list]:
         tracker = TableTracker(taught_deck(0))
@@ -576,15 +581,7 @@ def test_a_card_read_as_another_first_needs_reads_that_agree(other_played) -> No
     from vision.sim.decks import taught_deck
     from vision.tracker import CONFIRM_READS, DOUBT_EXTRA_READS, Expectation, TableTracker
 
-    movie = HandMovie(35, 0, SIZE, 10.0, hands=1)
-    laid = None
-    for frame in movie.frames():
-        play = next((e for e in movie.events if e["type"] == "play"
-                     and e["card"] == "moon-purgatory"), None)
-        if play is not None and frame.index == play["clear_frame"] + 5:
-            laid = frame
-            break
-    assert laid is not None and laid.top["south"] == "moon-purgatory"
+    laid, play = _purgatory_laid()
     tracker = TableTracker(taught_deck(0))
     read_side = tracker.rec.read_side
     south: list = []
