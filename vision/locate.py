@@ -227,10 +227,12 @@ def zone_outline(pose: TwilightPose, side: int, within_mm: float | None = None
 
 
 def beyond(p_mm: np.ndarray, size_mm: tuple[float, float]) -> np.ndarray:
-    """How far (mm) a point (card mm) lies out beyond each side (0 top .. 3 left)."""
+    """How far (mm) points (card mm, ... x 2) lie out beyond each side (0 top .. 3
+    left): ... x 4."""
     w, h = size_mm
-    x, y = float(p_mm[0]), float(p_mm[1])
-    return np.array([-y, x - w, y - h, -x])
+    p = np.asarray(p_mm, np.float64)
+    x, y = p[..., 0], p[..., 1]
+    return np.stack([-y, x - w, y - h, -x], axis=-1)
 
 
 # -- the search --------------------------------------------------------------------------------

@@ -46,6 +46,7 @@ from vision.locate import (
     ZONE_HALF_WIDTH_MM,
     TwilightPose,
     art_aspect,
+    beyond,
     clockwise,
     zone_outline,
 )
@@ -192,8 +193,7 @@ class SideReader:
             """Which centres (crop px) lie beyond this side rather than another."""
             mm = cv2.perspectiveTransform((centres / np.float32(f) + off).reshape(-1, 1, 2)
                                           .astype(np.float64), Hinv).reshape(-1, 2)
-            w_mm, h_mm = pose.size_mm
-            out = np.stack([-mm[:, 1], mm[:, 0] - w_mm, mm[:, 1] - h_mm, -mm[:, 0]], axis=1)
+            out = beyond(mm, pose.size_mm)
             return (np.argmax(out, axis=1) == side) & (out[:, side] > 0)
 
         qs, sides = Q.card_quads(crop, self.aspect,
