@@ -27,7 +27,7 @@ import cv2
 import numpy as np
 
 from vision import quads as Q
-from vision.proposals import FaceGrid, Pyramid, _moved, dense_quads
+from vision.proposals import FaceGrid, Pyramid, dense_quads, polish
 
 #: Centres of the outlines laid over the zone, as shares of the card's short side
 #: apart, and turns over a half turn: the best is then at most an eighth of the card
@@ -35,7 +35,8 @@ from vision.proposals import FaceGrid, Pyramid, _moved, dense_quads
 SEARCH_STEP = 0.25
 SEARCH_TURNS = 16
 #: Steps (shares of the card; radians for the turn) a place found is moved by to fit
-#: its face better: half the search's step, then half that.
+#: its face better (:func:`vision.proposals.polish`, its size left): half the search's
+#: step, then half that.
 PLACE_STEPS = (0.12, 0.06)
 #: Sizes a place is proposed at, about the cards' expected size (the median of the
 #: last cards named, or the nominal card's): a camera tilted 15 degrees shows a card
@@ -134,8 +135,9 @@ def search(grid: DeckGrid, img: np.ndarray, long_px: float,
     for i in idx:
         j = int(np.argmax(s[i]))
         q = quads[i] if j < n_faces else np.roll(quads[i], 2, axis=0)
-        q, sc = _place(grid.grids[j % n_faces], pyramid, q)
-        found.append((q, sc))
+        q, sc = polish(grid.grids[j % n_faces], pyramid, q[None], PLACE_STEPS, grow=False,
+                       any_turn=False)
+        found.append((q[0], float(sc[0, 0])))
     out = np.stack([q for q, _ in found])
     scores = np.float32([sc for _, sc in found])
     if keep_centre is not None:  # moving may have taken one into another's zone
@@ -147,20 +149,3 @@ def search(grid: DeckGrid, img: np.ndarray, long_px: float,
     sized = np.stack([c + (out[:, None] - c) * np.float32(g) for g in SIZES], axis=1)
     return sized.astype(np.float32), scores
 
-
-def _place(face: FaceGrid, pyramid: CellMeans, quad: np.ndarray) -> tuple[np.ndarray, float]:
-    """*quad* (4 x 2, the face's TL first) shifted along its sides and turned, in
-    :data:`PLACE_STEPS`, to where *face* correlates best with its inside (its size is
-    left: a coarse grid tells where a face is far better than how big it is)."""
-    q = np.asarray(quad, np.float32)[None]
-    best = float(face.scores(pyramid, q)[0, 0])
-    for d in PLACE_STEPS:
-        v = np.float32([-d, 0.0, d])
-        moves = np.stack(np.meshgrid(v, v, v, np.float32([1.0]), indexing="ij"),
-                         -1).reshape(-1, 4)
-        tried = _moved(q, moves)[0]  # M x 4 x 2
-        score = face.scores(pyramid, tried)[:, 0]
-        k = int(np.argmax(score))
-        if score[k] > best:
-            q, best = tried[k][None], float(score[k])
-    return q[0], best

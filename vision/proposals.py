@@ -211,25 +211,34 @@ def _moved(quads: np.ndarray, moves: np.ndarray) -> np.ndarray:
 
 
 def polish(grid: FaceGrid, pyramid: Pyramid, quads: np.ndarray,
-           steps: tuple[float, ...] = POLISH_STEPS, halves: bool = False
-           ) -> tuple[np.ndarray, np.ndarray]:
+           steps: tuple[float, ...] = POLISH_STEPS, halves: bool = False, *,
+           grow: bool = True, any_turn: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """*quads* (N x 4 x 2) each moved to where :meth:`FaceGrid.scores` is best (with
     *halves*: the best of its halves, for a card partly covered): at each step (a
     share of the card) shifted either way along both its sides, turned (that many
-    radians) and grown by as much, or left; returns the quads and their scores (N x 4)."""
+    radians) and, with *grow*, grown by as much (without, its size is left: a coarse
+    grid tells where a face is far better than how big it is), or left; a move is
+    taken only when it scores better than where the quad lies. Weighed at its best
+    turn, or (not *any_turn*) at its corner 0 as the face's top left only. Returns the
+    quads and their scores (N x 4)."""
     def weigh(quads: np.ndarray) -> np.ndarray:
         whole, half = grid.scores_and_halves(pyramid, quads, halves)
         return half if halves else whole
+
+    def rank(score: np.ndarray) -> np.ndarray:
+        return score.max(axis=-1) if any_turn else score[..., 0]
 
     q = np.asarray(quads, np.float32)
     best = weigh(q)
     for d in steps:
         v = np.float32([-d, 0.0, d])
-        g = np.float32([1 / (1 + d), 1.0, 1 + d])
+        g = np.float32([1 / (1 + d), 1.0, 1 + d]) if grow else np.float32([1.0])
         moves = np.stack(np.meshgrid(v, v, v, g, indexing="ij"), -1).reshape(-1, 4)
         tried = _moved(q, moves)  # N x M x 4 x 2
         score = weigh(tried.reshape(-1, 4, 2)).reshape(len(q), len(moves), 4)
-        k = np.argmax(score.max(axis=2), axis=1)
-        q = tried[np.arange(len(q)), k]
-        best = score[np.arange(len(q)), k]
+        k = np.argmax(rank(score), axis=1)
+        n = np.arange(len(q))
+        better = rank(score[n, k]) > rank(best)
+        q = np.where(better[:, None, None], tried[n, k], q)
+        best = np.where(better[:, None], score[n, k], best)
     return q, best
