@@ -27,7 +27,7 @@ import cv2
 import numpy as np
 
 from vision import quads as Q
-from vision.proposals import FaceGrid, Pyramid, dense_quads, polish
+from vision.proposals import FaceGrid, Pyramid, correlations, dense_quads, polish
 
 #: Centres of the outlines laid over the zone, as shares of the card's short side
 #: apart, and turns over a half turn: the best is then at most an eighth of the card
@@ -79,36 +79,22 @@ class DeckGrid:
         self.ids = list(faces)
         self.aspect = aspect
         self.grids = [FaceGrid(f[:, ::-1] if mirror else f, aspect) for f in faces.values()]
-        first = self.grids[0]
-        self.cells = first.cells
-        self.weights = first.weights
-        self.channel_sums = first.channel_sums
-        # each face's three channels' dot products upright, then turned half round
-        # (the cells read backwards): G*3 x 3F each
-        self.up = np.hstack([g.sums[:, 3:6] for g in self.grids])
-        self.back = np.hstack([g.sums[:, 6:9] for g in self.grids])
+        self.first = self.grids[0]
+        self.cells = self.first.cells
+        # each face's three channels upright (the first F) and turned half round (the
+        # cells read backwards), for :func:`vision.proposals.correlations`
+        self.faces = np.hstack([g.faces[:, 3 * k:3 * k + 3] for k in (0, 1)
+                                for g in self.grids])
 
     def scores(self, pyramid: CellMeans | Pyramid, quads: np.ndarray) -> np.ndarray:
         """Correlation (N x 2F) of each face, upright (first F) and turned half round,
         with the inside of each of *quads* (N x 4 x 2, corner 0 the face's top left)."""
         q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
-        n_faces = len(self.ids)
         if not len(q):
-            return np.zeros((0, 2 * n_faces), np.float32)
-        gw, gh = self.cells
-        g = gw * gh
-        pts = self.weights @ q  # N x G x 2
-        across = np.hypot(*(q[:, 1] - q[:, 0]).T) / gw
-        down = np.hypot(*(q[:, 3] - q[:, 0]).T) / gh
-        seen = pyramid.sample(pts, np.minimum(across, down)).reshape(len(q), g * 3)
-        sums = seen @ self.channel_sums
-        squares = (seen * seen) @ self.channel_sums
-        spread = np.sqrt(np.maximum(squares - sums ** 2 / g, 1e-6))  # N x 3
-        out = []
-        for m in (self.up, self.back):
-            dots = (seen @ m).reshape(len(q), n_faces, 3)
-            out.append((dots / spread[:, None, :]).mean(axis=2))
-        return np.hstack(out).astype(np.float32)
+            return np.zeros((0, 2 * len(self.ids)), np.float32)
+        seen = self.first.seen(pyramid, q)
+        first = self.first
+        return correlations(seen, first.masks, first.count, self.faces)[:, 0].astype(np.float32)
 
 
 def search(grid: DeckGrid, img: np.ndarray, long_px: float,

@@ -91,30 +91,15 @@ class FaceGrid:
         f = small.reshape(gw * gh, 3)
         f = f - f.mean(axis=0)
         f = f / np.maximum(np.linalg.norm(f, axis=0), 1e-3)  # G x 3, unit columns
-        # one product gives each channel's sum and its dot products with the face and
-        # the face reversed (a cell's three channels are adjacent in a row)
+        # the face upright and turned half round (its cells read backwards), each
+        # channel a column, over the whole grid and over each of its halves (top,
+        # bottom, left, right: a card an arm covers part of still shows one of them
+        # whole), for :func:`correlations`
         g = gw * gh
-        self.sums = np.zeros((g * 3, 9), np.float32)
-        for c in range(3):
-            self.sums[c::3, c] = 1.0
-            self.sums[c::3, 3 + c] = f[:, c]
-            self.sums[c::3, 6 + c] = f[::-1, c]
-        self.channel_sums = np.ascontiguousarray(self.sums[:, :3])
-        # the face's halves (top, bottom, left, right), each correlated on its own: a
-        # card an arm covers part of still shows one of them whole
+        self.masks, self.count, self.faces = _parts(f, [np.ones(g, bool)])
         rows, cols = np.divmod(np.arange(g), gw)
         halves = [rows < gh / 2, rows >= gh / 2, cols < gw / 2, cols >= gw / 2]
-        self.half_count = np.float32([m.sum() for m in halves])
-        self.half_sums = np.zeros((g * 3, 9 * len(halves)), np.float32)
-        for h, m in enumerate(halves):
-            for c in range(3):
-                for k, face in enumerate((f[:, c], f[::-1, c])):
-                    part = np.where(m, face - face[m].mean(), 0.0)
-                    part /= max(float(np.linalg.norm(part)), 1e-3)
-                    self.half_sums[c::3, 9 * h + 3 + 3 * k + c] = part
-                self.half_sums[c::3, 9 * h + c] = m
-        self.half_channel_sums = np.ascontiguousarray(
-            self.half_sums.reshape(g * 3, len(halves), 9)[:, :, :3].reshape(g * 3, -1))
+        self.half_masks, self.half_count, self.half_faces = _parts(f, halves)
         # the unit square's cell centres, rim left out
         u = GRID_RIM + (1 - 2 * GRID_RIM) * (np.arange(gw, dtype=np.float32) + 0.5) / gw
         v = GRID_RIM + (1 - 2 * GRID_RIM) * (np.arange(gh, dtype=np.float32) + 0.5) / gh
@@ -123,6 +108,15 @@ class FaceGrid:
         # bilinear weights of the corners TL, TR, BR, BL at each cell centre (G x 4)
         self.weights = np.stack([(1 - u) * (1 - v), u * (1 - v), u * v, (1 - u) * v],
                                 axis=1).astype(np.float32)
+
+    def seen(self, pyramid: Pyramid, quads: np.ndarray) -> np.ndarray:
+        """The frame at the grid's cells inside each of *quads* (N x 4 x 2, corner 0 the
+        face's top left): N x G*3, each cell's B, G, R in a row."""
+        gw, gh = self.cells
+        pts = self.weights @ quads  # N x G x 2
+        across = np.hypot(*(quads[:, 1] - quads[:, 0]).T) / gw
+        down = np.hypot(*(quads[:, 3] - quads[:, 0]).T) / gh
+        return pyramid.sample(pts, np.minimum(across, down)).reshape(len(quads), -1)
 
     def scores(self, pyramid: Pyramid, quads: np.ndarray) -> np.ndarray:
         """Correlation (N x 4) of the face with the inside of each of *quads* (N x 4 x 2)
@@ -137,30 +131,52 @@ class FaceGrid:
         q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
         if not len(q):
             return np.zeros((0, 4), np.float32), np.zeros((0, 4), np.float32)
-        gw, gh = self.cells
-        g = gw * gh
         # each quad from its corners 0 and 1 (turns 2 and 3 read the same points
         # backwards: the face reversed)
         corners = np.stack([q, np.roll(q, -1, axis=1)], axis=1).reshape(-1, 4, 2)
-        pts = self.weights @ corners  # 2N x G x 2
-        across = np.hypot(*(corners[:, 1] - corners[:, 0]).T) / gw
-        down = np.hypot(*(corners[:, 3] - corners[:, 0]).T) / gh
-        seen = pyramid.sample(pts, np.minimum(across, down)).reshape(len(corners), g * 3)
-        sums = seen @ self.sums  # 2N x 9: per channel the sum, the dot products
-        squares = (seen * seen) @ self.channel_sums
-        spread = np.sqrt(np.maximum(squares - sums[:, :3] ** 2 / g, 1e-6))
-        up = (sums[:, 3:6] / spread).mean(axis=1).reshape(-1, 2)
-        back = (sums[:, 6:9] / spread).mean(axis=1).reshape(-1, 2)
+        seen = self.seen(pyramid, corners)
+        whole = correlations(seen, self.masks, self.count, self.faces)[:, 0]  # 2N x 2
+        scores = np.hstack([whole[:, 0].reshape(-1, 2), whole[:, 1].reshape(-1, 2)])
         if not halves:
-            return np.hstack([up, back]), None
-        n_h = len(self.half_count)
-        sums = (seen @ self.half_sums).reshape(-1, n_h, 3, 3)  # 2N x H x (sum, up, back)
-        squares = ((seen * seen) @ self.half_channel_sums).reshape(-1, n_h, 3)
-        spread = np.sqrt(np.maximum(squares - sums[:, :, 0] ** 2 / self.half_count[:, None],
-                                    1e-6))
-        up_h = (sums[:, :, 1] / spread).mean(axis=2).max(axis=1).reshape(-1, 2)
-        back_h = (sums[:, :, 2] / spread).mean(axis=2).max(axis=1).reshape(-1, 2)
-        return np.hstack([up, back]), np.hstack([up_h, back_h])
+            return scores, None
+        part = correlations(seen, self.half_masks, self.half_count, self.half_faces
+                            ).max(axis=1)
+        return scores, np.hstack([part[:, 0].reshape(-1, 2), part[:, 1].reshape(-1, 2)])
+
+
+def _parts(face: np.ndarray, parts: list[np.ndarray]
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A face's cells (G x 3, zero mean, unit columns) over each of *parts* (masks of
+    the G cells) as :func:`correlations` takes them: (masks G*3 x 3P, counts P, faces
+    G*3 x 6P), the faces upright and reversed (turned half round), each zero mean and
+    unit length over the part."""
+    g = len(face)
+    masks = np.zeros((g * 3, 3 * len(parts)), np.float32)
+    faces = np.zeros((g * 3, 6 * len(parts)), np.float32)
+    for p, m in enumerate(parts):
+        for c in range(3):
+            masks[c::3, 3 * p + c] = m
+            for k, f in enumerate((face[:, c], face[::-1, c])):
+                part = np.where(m, f - f[m].mean(), 0.0)
+                part /= max(float(np.linalg.norm(part)), 1e-3)
+                faces[c::3, 6 * p + 3 * k + c] = part
+    return masks, np.float32([m.sum() for m in parts]), faces
+
+
+def correlations(seen: np.ndarray, masks: np.ndarray, count: np.ndarray,
+                 faces: np.ndarray) -> np.ndarray:
+    """Correlation, per colour channel and averaged over them, of the cells *seen* (M x
+    G*3, a cell's B, G, R in a row) with K faces over P parts of the grid: *masks*
+    (G*3 x 3P) picks part p's channel c (column 3p + c), *count* (P) its cells, and
+    *faces* (G*3 x 3PK) are each face's channel over the part, zero mean and unit
+    length (column 3(pK + k) + c). One product gives the sums, one the squares and one
+    the dot products: M x P x K."""
+    m, p = len(seen), len(count)
+    sums = (seen @ masks).reshape(m, p, 3)
+    squares = ((seen * seen) @ masks).reshape(m, p, 3)
+    spread = np.sqrt(np.maximum(squares - sums ** 2 / count[:, None], 1e-6))
+    dots = (seen @ faces).reshape(m, p, -1, 3)
+    return (dots / spread[:, :, None, :]).mean(axis=3)
 
 
 def dense_quads(size: tuple[int, int], aspect: float, long_range: tuple[float, float],
