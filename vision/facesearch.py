@@ -115,7 +115,7 @@ def search(grid: DeckGrid, img: np.ndarray, long_px: float,
     pyramid = CellMeans(img)
     s = grid.scores(pyramid, quads)
     order = np.argsort(-s.max(axis=1), kind="stable")
-    idx = Q._rough_distinct(quads, order, keep)
+    idx = Q.rough_distinct(quads, order, keep)
     n_faces = len(grid.ids)
     found = []
     for i in idx:

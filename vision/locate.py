@@ -426,13 +426,13 @@ class TwilightFinder:
         hyp = hy.hyp
         face_rank = np.argsort(-hy.whole, kind="stable")
         if quick:
-            idx = Q._rough_distinct(hyp, face_rank, QUICK)
+            idx = Q.rough_distinct(hyp, face_rank, QUICK)
         else:
             edge = Q.side_support(hyp, hy.maps, Q.ROUGH_SAMPLES).mean(axis=1)
             halves = self.grid.scores_and_halves(hy.pyramid, hyp)[1].max(axis=1)
-            idx = Q._rough_distinct(hyp, np.argsort(-edge, kind="stable"), ROUGH_CANDIDATES)
-            idx += [i for i in Q._rough_distinct(hyp, face_rank, FACE_ROUGH) if i not in idx]
-            idx += [i for i in Q._rough_distinct(hyp, np.argsort(-halves, kind="stable"),
+            idx = Q.rough_distinct(hyp, np.argsort(-edge, kind="stable"), ROUGH_CANDIDATES)
+            idx += [i for i in Q.rough_distinct(hyp, face_rank, FACE_ROUGH) if i not in idx]
+            idx += [i for i in Q.rough_distinct(hyp, np.argsort(-halves, kind="stable"),
                                                  FACE_ROUGH) if i not in idx]
         q = Q.refine(hyp[idx], hy.maps)
         d = np.hypot(*(np.roll(q, -1, axis=1) - q).transpose(2, 0, 1))
@@ -449,12 +449,12 @@ class TwilightFinder:
         whole, halves = self.grid.scores_and_halves(hy.pyramid, q)
         face_score = np.where(ok, whole.max(axis=1), -2.0)
         half_score = np.where(ok, halves.max(axis=1), -2.0)
-        keep = [i for i in Q._rough_distinct(q, np.argsort(-edge_score, kind="stable"),
+        keep = [i for i in Q.rough_distinct(q, np.argsort(-edge_score, kind="stable"),
                                              CANDIDATES) if edge_score[i] >= 0]
-        keep += [i for i in Q._rough_distinct(q, np.argsort(-face_score, kind="stable"),
+        keep += [i for i in Q.rough_distinct(q, np.argsort(-face_score, kind="stable"),
                                               FACE_CANDIDATES)
                  if face_score[i] > -2 and i not in keep]
-        keep += [i for i in Q._rough_distinct(q, np.argsort(-half_score, kind="stable"),
+        keep += [i for i in Q.rough_distinct(q, np.argsort(-half_score, kind="stable"),
                                               FACE_CANDIDATES)
                  if half_score[i] > -2 and i not in keep]
         return clockwise_all(q[keep])
@@ -494,7 +494,7 @@ class TwilightFinder:
                               (DENSE_LONG_MIN * h, TWILIGHT_LONG_RANGE[1] * h), 0.6, 6, 1.3)
         score = self.grid.scores(pyramid, dense)
         best = np.argsort(-score.max(axis=1), kind="stable")
-        keep = Q._rough_distinct(dense, best, POLISHED)
+        keep = Q.rough_distinct(dense, best, POLISHED)
         moved, score = P.polish(self.grid, pyramid, dense[keep])
         return self.verify(frame, moved / scale, score, DENSE_SCORE)
 

@@ -340,7 +340,7 @@ def distinct(quads: list[np.ndarray], scores: list[float], same: float = 0.8
     return kept
 
 
-def _rough_distinct(quads: np.ndarray, order: np.ndarray, limit: int) -> list[int]:
+def rough_distinct(quads: np.ndarray, order: np.ndarray, limit: int) -> list[int]:
     """Up to *limit* indices from *order* (best first) whose quads differ from every
     earlier one kept: centre a quarter of the short side away, or size or turn apart."""
     idx = np.asarray(order[: limit * 4])
@@ -392,7 +392,7 @@ def card_quads(img: np.ndarray, aspect: float, long_range: tuple[float, float], 
         return np.zeros((0, 4, 2), np.float32), np.zeros((0, 4), np.float32)
     first = side_support(hyp, maps, ROUGH_SAMPLES).mean(axis=1)
     order = np.argsort(-first, kind="stable")
-    idx = _rough_distinct(hyp, order, 2 * keep if rough is None else rough)
+    idx = rough_distinct(hyp, order, 2 * keep if rough is None else rough)
     q = refine(hyp[idx], maps)
     sides = side_support(q, maps)
     d = np.hypot(*(np.roll(q, -1, axis=1) - q).transpose(2, 0, 1))
@@ -402,7 +402,7 @@ def card_quads(img: np.ndarray, aspect: float, long_range: tuple[float, float], 
           & (np.abs(np.log(long / np.maximum(short, 1e-6) / aspect)) <= np.log(ASPECT_TOLERANCE)))
     score = np.where(ok, sides.mean(axis=1), -1.0)
     order = np.argsort(-score, kind="stable")
-    order = [i for i in _rough_distinct(q, order, keep) if score[i] >= 0]
+    order = [i for i in rough_distinct(q, order, keep) if score[i] >= 0]
     return q[order], sides[order]
 
 
