@@ -128,25 +128,29 @@ def segments(edges: np.ndarray, min_length: float) -> np.ndarray:
     """Straight runs (N x 4: x0, y0, x1, y1) of at least *min_length* px along the
     edge curves of *edges*."""
     contours, _ = cv2.findContours(edges, cv2.RETR_LIST, cv2.CHAIN_APPROX_NONE)
-    out = []
-    for c in contours:
-        if len(c) < min_length:
-            continue
-        poly = cv2.approxPolyDP(c, POLY_TOLERANCE_PX, closed=False).reshape(-1, 2)
-        if len(poly) < 2:
-            continue
-        a, b = poly[:-1].astype(np.float32), poly[1:].astype(np.float32)
-        length = np.hypot(*(b - a).T)
-        keep = length >= min_length
-        if keep.any():
-            out.append(np.hstack([a[keep], b[keep]]))
-    if not out:
+    polys = [cv2.approxPolyDP(c, POLY_TOLERANCE_PX, closed=False)
+             for c in contours if len(c) >= min_length]
+    if not polys:
         return np.zeros((0, 4), np.float32)
-    segs = np.vstack(out)
-    # a closed curve walks each side twice (there and back): keep one of each
+    # all polygons' points in a row: a segment runs from each point but a polygon's
+    # last to the next
+    pts = np.concatenate(polys).reshape(-1, 2).astype(np.float32)
+    starts = np.ones(len(pts), bool)
+    starts[np.cumsum([len(p) for p in polys]) - 1] = False
+    i = np.flatnonzero(starts)
+    a, b = pts[i], pts[i + 1]
+    keep = np.hypot(*(b - a).T) >= min_length
+    if not keep.any():
+        return np.zeros((0, 4), np.float32)
+    segs = np.hstack([a[keep], b[keep]])
+    # a closed curve walks each side twice (there and back): keep one of each (the
+    # ends rounded to 2 px, as one integer)
     key = np.round(np.hstack([np.minimum(segs[:, :2], segs[:, 2:]),
-                              np.maximum(segs[:, :2], segs[:, 2:])]) / 2).astype(np.int32)
-    _, first = np.unique(key, axis=0, return_index=True)
+                              np.maximum(segs[:, :2], segs[:, 2:])]) / 2).astype(np.int64)
+    key -= key.min()
+    span = int(key.max()) + 1
+    one = ((key[:, 0] * span + key[:, 1]) * span + key[:, 2]) * span + key[:, 3]
+    _, first = np.unique(one, return_index=True)
     return segs[np.sort(first)]
 
 
