@@ -377,6 +377,7 @@ class TwilightFinder:
         self.upright = face[:, ::-1] if mirror else face
         self.align_faces: dict[int, np.ndarray] = {}
         self._tries: dict[bytes, list[Quad]] = {}  # :meth:`tries` in the frame at hand
+        self._warps: dict[bytes, np.ndarray] = {}  # :meth:`warps` in the frame at hand
         #: a list to record each weighed candidate in (quad, score, parts score, the
         #: quarter turns' score, which try), for diagnostics; None: not recorded
         self.trace: list | None = None
@@ -462,7 +463,7 @@ class TwilightFinder:
     def find(self, frame: np.ndarray) -> tuple[Quad, float] | None:
         """(quad TL, TR, BR, BL of the upright art in frame px, score) or None."""
         small, scale = shrunk(frame)
-        self._tries = {}
+        self._tries, self._warps = {}, {}
         hy = self.hypotheses(small)
         if hy is not None:
             pyramid = hy.pyramid
@@ -521,7 +522,7 @@ class TwilightFinder:
             best = float(s[r])
             if ts[k, r] <= -2.0:
                 continue
-            part = float(self.bank.cell_scores(rectify(frame, quad, self.size)[None],
+            part = float(self.bank.cell_scores(self.warps(frame, [tries[k]])[r:r + 1],
                                                PARTS)[0, 0])
             # the quarter turns (moon and sun sides swapped) must fit clearly worse: by
             # the deck's margin rule, with the face's likeness to its quarter turn (a
@@ -566,13 +567,15 @@ class TwilightFinder:
                 r = int(np.argmax(p))
                 if p[r] <= -2.0:
                     continue
+                if p[r] < PART_SCORE:
+                    continue
                 quad = np.roll(t, -r, axis=0)
-                seen = _cut_cells(self.bank._prepared(rectify(frame, quad, self.size)[None])[0],
+                seen = _cut_cells(self.bank._prepared(self.warps(frame, [t])[r:r + 1])[0],
                                   self.cells)
                 score, share, mask = visible_cells(seen, self.face_cells, self.cells)
                 if self.trace is not None:
                     self.trace.append((quad, score, share, float(p[r]), f"visible {j}"))
-                if score < VISIBLE_SCORE or share < VISIBLE_SHARE or p[r] < PART_SCORE:
+                if score < VISIBLE_SCORE or share < VISIBLE_SHARE:
                     continue
                 if self.square:
                     other = max(_masked_ncc(seen, f, mask) for f in self.quarter_cells)
@@ -586,9 +589,24 @@ class TwilightFinder:
     def part_scores(self, frame: np.ndarray, quads: list[Quad]) -> np.ndarray:
         """The better half of PARTS of the face's correlation (N x 4) with each of
         *quads* (frame px, clockwise) taken from its corner r as the face's top left."""
-        rolls = [np.roll(q, -r, axis=0) for q in quads for r in range(4)]
-        pics = np.stack([rectify(frame, r, self.size) for r in rolls])
+        pics = self.warps(frame, quads)
         return self.bank.cell_scores(pics, PARTS)[:, 0].reshape(len(quads), 4)
+
+    def warps(self, frame: np.ndarray, quads: list[Quad]) -> np.ndarray:
+        """Each of *quads* (frame px) warped upright to the face's size from its corner
+        r as the face's top left (r = 0..3): 4N pictures, kept for the frame (the
+        passes and checks weigh many outlines again)."""
+        out = []
+        for q in quads:
+            q = np.asarray(q, np.float32)
+            key = q.tobytes()
+            pics = self._warps.get(key)
+            if pics is None:
+                pics = self._warps[key] = np.stack([rectify(frame, np.roll(q, -r, axis=0),
+                                                            self.size) for r in range(4)])
+            out.append(pics)
+        return np.concatenate(out) if out else np.zeros((0, self.size[1], self.size[0], 3),
+                                                        np.uint8)
 
     def tries(self, frame: np.ndarray, rough: Quad) -> list[Quad]:
         """*rough* (frame px, the art's TL first), it aligned with the face
@@ -624,9 +642,7 @@ class TwilightFinder:
     def turn_scores(self, frame: np.ndarray, quads: list[Quad]) -> np.ndarray:
         """Correlation (N x 4) of the face with each of *quads* (frame px, clockwise)
         taken from its corner r as the face's top left (r = 0..3)."""
-        rolls = [np.roll(q, -r, axis=0) for q in quads for r in range(4)]
-        pics = np.stack([rectify(frame, r, self.size) for r in rolls])
-        return self.bank.scores(pics)[:, 0].reshape(len(quads), 4)
+        return self.bank.scores(self.warps(frame, quads))[:, 0].reshape(len(quads), 4)
 
     def light(self, frame: np.ndarray, quad: Quad) -> tuple[float, float, float]:
         """Per channel, how much brighter the Twilight card at *quad* shows than taught."""
