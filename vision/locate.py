@@ -561,7 +561,7 @@ class TwilightFinder:
             tries = self.tries(frame, rough)
             p = self.part_scores(frame, [shifted])[0]
             shifted = np.roll(shifted, -int(np.argmax(p)), axis=0)
-            tries += self.tries(frame, shifted)[:2]
+            tries += self.tries(frame, shifted, refined=False)
             ps = np.where([self.fits(t) for t in tries], self.part_scores(frame, tries), -2.0)
             for j, (t, p) in enumerate(zip(tries, ps, strict=True)):
                 r = int(np.argmax(p))
@@ -608,15 +608,18 @@ class TwilightFinder:
         return np.concatenate(out) if out else np.zeros((0, self.size[1], self.size[0], 3),
                                                         np.uint8)
 
-    def tries(self, frame: np.ndarray, rough: Quad) -> list[Quad]:
+    def tries(self, frame: np.ndarray, rough: Quad, refined: bool = True) -> list[Quad]:
         """*rough* (frame px, the art's TL first), it aligned with the face
-        (:meth:`align`) and that refined on the frame's edges: each outline weighed is
-        tried so (kept for the frame: the passes and checks share them)."""
+        (:meth:`align`) and (with *refined*) that refined on the frame's edges: each
+        outline weighed is tried so (kept for the frame: the passes and checks share
+        them)."""
         key = np.round(rough, 2).tobytes()
         if key not in self._tries:
-            aligned = self.align(frame, rough)
-            self._tries[key] = [rough, aligned, Q.refine_to(frame, aligned)]
-        return self._tries[key]
+            self._tries[key] = [rough, self.align(frame, rough)]
+        tries = self._tries[key]
+        if refined and len(tries) < 3:
+            tries.append(Q.refine_to(frame, tries[1]))
+        return list(tries)
 
     def fits(self, quad: Quad) -> np.ndarray:
         """Which of *quad*'s four turns (its corner r as the art's TL) have the taught
