@@ -351,11 +351,13 @@ def visible_cells(seen: np.ndarray, face: np.ndarray, cells: tuple[int, int]
 @dataclass
 class _Hypotheses:
     """Outline hypotheses in the frame shrunk: its edge maps and pyramid, the quads (N x 4
-    x 2) and their best turn's face grid correlation."""
+    x 2), the frame at the face grid's cells in them (:meth:`~vision.proposals.FaceGrid.
+    seen_turns`) and their best turn's face grid correlation."""
 
     maps: Q.EdgeMaps
     pyramid: P.Pyramid
     hyp: np.ndarray
+    seen: np.ndarray
     whole: np.ndarray
     long_aspect: float
     long_range: tuple[float, float]
@@ -414,7 +416,8 @@ class TwilightFinder:
             return None
         hyp = clockwise_all(hyp)
         pyramid = P.Pyramid(small)
-        return _Hypotheses(maps, pyramid, hyp, self.grid.scores(pyramid, hyp).max(axis=1),
+        seen = self.grid.seen_turns(pyramid, hyp)
+        return _Hypotheses(maps, pyramid, hyp, seen, self.grid.weigh(seen, False)[0].max(axis=1),
                            long_aspect, long_range)
 
     def candidates(self, hy: _Hypotheses, quick: bool = False) -> np.ndarray:
@@ -430,7 +433,7 @@ class TwilightFinder:
             idx = Q.rough_distinct(hyp, face_rank, QUICK)
         else:
             edge = Q.side_support(hyp, hy.maps, Q.ROUGH_SAMPLES).mean(axis=1)
-            halves = self.grid.scores_and_halves(hy.pyramid, hyp)[1].max(axis=1)
+            halves = self.grid.weigh(hy.seen)[1].max(axis=1)
             idx = Q.rough_distinct(hyp, np.argsort(-edge, kind="stable"), ROUGH_CANDIDATES)
             idx += [i for i in Q.rough_distinct(hyp, face_rank, FACE_ROUGH) if i not in idx]
             idx += [i for i in Q.rough_distinct(hyp, np.argsort(-halves, kind="stable"),

@@ -128,13 +128,23 @@ class FaceGrid:
         """:meth:`scores`, and (with *halves*) the best of the face's halves (top,
         bottom, left, right) correlated each on its own (N x 4): what a card partly
         covered still shows."""
+        return self.weigh(self.seen_turns(pyramid, quads), halves)
+
+    def seen_turns(self, pyramid: Pyramid, quads: np.ndarray) -> np.ndarray:
+        """The frame at the grid's cells inside each of *quads* (N x 4 x 2) read from its
+        corners 0 and 1 as the face's top left (turns 2 and 3 read the same cells
+        backwards): 2N x G*3, for :meth:`weigh`."""
         q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
         if not len(q):
-            return np.zeros((0, 4), np.float32), np.zeros((0, 4), np.float32)
-        # each quad from its corners 0 and 1 (turns 2 and 3 read the same points
-        # backwards: the face reversed)
+            return np.zeros((0, len(self.weights) * 3), np.float32)
         corners = np.stack([q, np.roll(q, -1, axis=1)], axis=1).reshape(-1, 4, 2)
-        seen = self.seen(pyramid, corners)
+        return self.seen(pyramid, corners)
+
+    def weigh(self, seen: np.ndarray, halves: bool = True
+              ) -> tuple[np.ndarray, np.ndarray | None]:
+        """:meth:`scores_and_halves` of the cells *seen* (:meth:`seen_turns`)."""
+        if not len(seen):
+            return np.zeros((0, 4), np.float32), np.zeros((0, 4), np.float32)
         whole = correlations(seen, self.masks, self.count, self.faces)[:, 0]  # 2N x 2
         scores = np.hstack([whole[:, 0].reshape(-1, 2), whole[:, 1].reshape(-1, 2)])
         if not halves:
