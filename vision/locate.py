@@ -394,6 +394,19 @@ class TwilightFinder:
         # square card its quarter turns' (its moon sides rest on telling them apart)
         self.cells = P.grid_shape(aspect)
         self.face_cells = _cut_cells(self.bank._cores[0], self.cells)
+        # the face as the bank prepares it (blurred, its rim cut), whole and in PARTS, for
+        # correlating many warps at once (:meth:`warp_scores`): the same correlations as
+        # the bank's, from sums and dot products (no warp standardised on its own)
+        core = self.bank._cores[0]
+        h, w = core.shape[:2]
+        flat = np.ascontiguousarray(core).reshape(-1, 3)
+        rows, cols = np.divmod(np.arange(h * w), w)
+        (px, py), ch, cw = PARTS, h // PARTS[1], w // PARTS[0]
+        cells = [(rows // ch == y) & (cols // cw == x) for y in range(py) for x in range(px)]
+        # (in float64: a plain part's sum of squares is the square of its sum within
+        # float32's precision)
+        self._whole = P.parts(flat, [np.ones(h * w, bool)], np.float64)
+        self._parts = P.parts(flat, cells, np.float64)
         self.quarter_cells = [_cut_cells(self.bank._prepare(cv2.resize(
             cv2.rotate(f, turn), self.size, interpolation=cv2.INTER_AREA)), self.cells)
             for turn in (cv2.ROTATE_90_CLOCKWISE, cv2.ROTATE_90_COUNTERCLOCKWISE)]
@@ -529,8 +542,7 @@ class TwilightFinder:
             best = float(s[r])
             if ts[k, r] <= -2.0:
                 continue
-            part = float(self.bank.cell_scores(self.warps(frame, [tries[k]])[r:r + 1],
-                                               PARTS)[0, 0])
+            part = float(self.warp_scores(self.warps(frame, [tries[k]])[r:r + 1])[1][0])
             # the quarter turns (moon and sun sides swapped) must fit clearly worse: by
             # the deck's margin rule, with the face's likeness to its quarter turn (a
             # square card; an oblong card's shape already rules them out, its
@@ -601,8 +613,7 @@ class TwilightFinder:
     def part_scores(self, frame: np.ndarray, quads: list[Quad]) -> np.ndarray:
         """The better half of PARTS of the face's correlation (N x 4) with each of
         *quads* (frame px, clockwise) taken from its corner r as the face's top left."""
-        pics = self.warps(frame, quads)
-        return self.bank.cell_scores(pics, PARTS)[:, 0].reshape(len(quads), 4)
+        return self.warp_scores(self.warps(frame, quads))[1].reshape(len(quads), 4)
 
     def warps(self, frame: np.ndarray, quads: list[Quad]) -> np.ndarray:
         """Each of *quads* (frame px) warped upright to the face's size from its corner
@@ -662,7 +673,19 @@ class TwilightFinder:
     def turn_scores(self, frame: np.ndarray, quads: list[Quad]) -> np.ndarray:
         """Correlation (N x 4) of the face with each of *quads* (frame px, clockwise)
         taken from its corner r as the face's top left (r = 0..3)."""
-        return self.bank.scores(self.warps(frame, quads))[:, 0].reshape(len(quads), 4)
+        return self.warp_scores(self.warps(frame, quads))[0].reshape(len(quads), 4)
+
+    def warp_scores(self, pics: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The face's correlation with each of *pics* (N x h x w x 3 uint8, at the face's
+        size; the bank's :meth:`~vision.faces.FaceBank.scores`) and the better half of its
+        PARTS' (:meth:`~vision.faces.FaceBank.cell_scores`): N each."""
+        if not len(pics):
+            return np.zeros(0, np.float32), np.zeros(0, np.float32)
+        seen = self.bank._prepared(pics).reshape(len(pics), -1).astype(np.float64)
+        whole = P.correlations(seen, *self._whole)[:, 0, 0]
+        per = P.correlations(seen, *self._parts)[:, :, 0]
+        per.sort(axis=1)
+        return whole, per[:, -((per.shape[1] + 1) // 2):].mean(axis=1)
 
     def light(self, frame: np.ndarray, quad: Quad) -> tuple[float, float, float]:
         """Per channel, how much brighter the Twilight card at *quad* shows than taught."""

@@ -96,10 +96,10 @@ class FaceGrid:
         # bottom, left, right: a card an arm covers part of still shows one of them
         # whole), for :func:`correlations`
         g = gw * gh
-        self.masks, self.count, self.faces = _parts(f, [np.ones(g, bool)])
+        self.masks, self.count, self.faces = parts(f, [np.ones(g, bool)])
         rows, cols = np.divmod(np.arange(g), gw)
         halves = [rows < gh / 2, rows >= gh / 2, cols < gw / 2, cols >= gw / 2]
-        self.half_masks, self.half_count, self.half_faces = _parts(f, halves)
+        self.half_masks, self.half_count, self.half_faces = parts(f, halves)
         # the unit square's cell centres, rim left out
         u = GRID_RIM + (1 - 2 * GRID_RIM) * (np.arange(gw, dtype=np.float32) + 0.5) / gw
         v = GRID_RIM + (1 - 2 * GRID_RIM) * (np.arange(gh, dtype=np.float32) + 0.5) / gh
@@ -154,23 +154,24 @@ class FaceGrid:
         return scores, np.hstack([part[:, 0].reshape(-1, 2), part[:, 1].reshape(-1, 2)])
 
 
-def _parts(face: np.ndarray, parts: list[np.ndarray]
-           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A face's cells (G x 3, zero mean, unit columns) over each of *parts* (masks of
-    the G cells) as :func:`correlations` takes them: (masks G*3 x 3P, counts P, faces
-    G*3 x 6P), the faces upright and reversed (turned half round), each zero mean and
-    unit length over the part."""
+def parts(face: np.ndarray, regions: list[np.ndarray], dtype: type = np.float32
+          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A face's cells (G x 3) over each of *regions* (masks of the G cells) as
+    :func:`correlations` takes them: (masks G*3 x 3P, counts P, faces G*3 x 6P), the
+    faces upright and reversed (turned half round), each zero mean and unit length over
+    the region; in *dtype*."""
     g = len(face)
-    masks = np.zeros((g * 3, 3 * len(parts)), np.float32)
-    faces = np.zeros((g * 3, 6 * len(parts)), np.float32)
-    for p, m in enumerate(parts):
+    face = face.astype(dtype)
+    masks = np.zeros((g * 3, 3 * len(regions)), dtype)
+    faces = np.zeros((g * 3, 6 * len(regions)), dtype)
+    for p, m in enumerate(regions):
         for c in range(3):
             masks[c::3, 3 * p + c] = m
             for k, f in enumerate((face[:, c], face[::-1, c])):
                 part = np.where(m, f - f[m].mean(), 0.0)
                 part /= max(float(np.linalg.norm(part)), 1e-3)
                 faces[c::3, 6 * p + 3 * k + c] = part
-    return masks, np.float32([m.sum() for m in parts]), faces
+    return masks, np.array([m.sum() for m in regions], dtype), faces
 
 
 def correlations(seen: np.ndarray, masks: np.ndarray, count: np.ndarray,
