@@ -625,8 +625,10 @@ class TwilightFinder:
             key = q.tobytes()
             pics = self._warps.get(key)
             if pics is None:
-                pics = self._warps[key] = np.stack([rectify(frame, np.roll(q, -r, axis=0),
-                                                            self.size) for r in range(4)])
+                # from corners 2 and 3 the same pixels as from 0 and 1, turned half round
+                # (to a grey level's rounding)
+                turns = [rectify(frame, np.roll(q, -r, axis=0), self.size) for r in range(2)]
+                pics = self._warps[key] = np.stack(turns + [t[::-1, ::-1] for t in turns])
             out.append(pics)
         return np.concatenate(out) if out else np.zeros((0, self.size[1], self.size[0], 3),
                                                         np.uint8)
