@@ -404,9 +404,10 @@ class TwilightFinder:
         (px, py), ch, cw = PARTS, h // PARTS[1], w // PARTS[0]
         cells = [(rows // ch == y) & (cols // cw == x) for y in range(py) for x in range(px)]
         # (in float64: a plain part's sum of squares is the square of its sum within
-        # float32's precision)
-        self._whole = P.parts(flat, [np.ones(h * w, bool)], np.float64)
-        self._parts = P.parts(flat, cells, np.float64)
+        # float32's precision); the whole face a part too, upright only
+        masks, count, faces = P.parts(flat, [np.ones(h * w, bool), *cells], np.float64)
+        self._parts = masks, count, np.ascontiguousarray(
+            faces.reshape(len(faces), len(count), 2, 3)[:, :, 0].reshape(len(faces), -1))
         self.quarter_cells = [_cut_cells(self.bank._prepare(cv2.resize(
             cv2.rotate(f, turn), self.size, interpolation=cv2.INTER_AREA)), self.cells)
             for turn in (cv2.ROTATE_90_CLOCKWISE, cv2.ROTATE_90_COUNTERCLOCKWISE)]
@@ -684,10 +685,9 @@ class TwilightFinder:
         if not len(pics):
             return np.zeros(0, np.float32), np.zeros(0, np.float32)
         seen = self.bank._prepared(pics).reshape(len(pics), -1).astype(np.float64)
-        whole = P.correlations(seen, *self._whole)[:, 0, 0]
         per = P.correlations(seen, *self._parts)[:, :, 0]
-        per.sort(axis=1)
-        return whole, per[:, -((per.shape[1] + 1) // 2):].mean(axis=1)
+        cells = np.sort(per[:, 1:], axis=1)
+        return per[:, 0], cells[:, -((cells.shape[1] + 1) // 2):].mean(axis=1)
 
     def light(self, frame: np.ndarray, quad: Quad) -> tuple[float, float, float]:
         """Per channel, how much brighter the Twilight card at *quad* shows than taught."""
