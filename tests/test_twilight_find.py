@@ -14,7 +14,9 @@ import functools
 import numpy as np
 import pytest
 
+from vision.locate import PARTS, shrunk
 from vision.profile import load_deck
+from vision.proposals import Pyramid, polish
 from vision.recognise import Recogniser
 from vision.sim.decks import taught_deck
 from vision.sim.simulator import CLOTH_COUNT, cloth_name, render_scene
@@ -103,3 +105,45 @@ def test_found_half_under_an_arm():
         pose = _recogniser(deck).locate(scene.image)
         assert pose is not None, f"deck {deck}, scene {scene.seed}: Twilight card not found"
         assert sorted(pose.moon_seats) == _moon_sides(scene), (deck, scene.seed)
+
+
+@pytest.mark.parametrize("k", range(2))
+def test_warp_scores_are_the_face_banks(k):
+    """The finder weighs many warps at once from sums and dot products: the same
+    correlations as the face bank's (whole face and the better half of its parts), at
+    the Twilight card's true outline (all four turns), beside it and on plain cloth."""
+    deck = TUNING_DECKS[(4 * k + 1) % len(TUNING_DECKS)]
+    scene = render_scene(BASE + 40_000 + k, size=SIZE, deck=deck, hand=False,
+                         light="neutral", card_px=110.0)
+    finder = _recogniser(deck).twilight
+    true = np.asarray(scene.twilight_quad, np.float32)
+    quads = [true, true + (true[1] - true[0]) * 0.4, true + np.float32([300, 0])]
+    pics = finder.warps(scene.image, quads)
+    pics = np.concatenate([pics, np.full((1,) + pics.shape[1:], 140, np.uint8)])
+    whole, parts = finder.warp_scores(pics)
+    np.testing.assert_allclose(whole, finder.bank.scores(pics)[:, 0], atol=1e-4)
+    np.testing.assert_allclose(parts, finder.bank.cell_scores(pics, PARTS)[:, 0], atol=1e-4)
+    # the card upright (or turned half round: the same moon sides) is the face
+    assert max(whole[0], whole[2]) > 0.8, (deck, scene.seed)
+
+
+def test_polish_without_growth_moves_a_quad_onto_the_face():
+    """An outline a fifth of the card off the Twilight card, polished without growth
+    (as the face search places a card): same size, a better score, nearer the card."""
+    deck = TUNING_DECKS[3]
+    scene = render_scene(BASE + 41_000, size=SIZE, deck=deck, hand=False, light="neutral",
+                         card_px=120.0)
+    finder = _recogniser(deck).twilight
+    small, scale = shrunk(scene.image)
+    true = np.asarray(scene.twilight_quad, np.float32) * scale
+    off = true + (true[1] - true[0]) * 0.2
+    pyramid = Pyramid(small)
+    before = finder.grid.scores(pyramid, off[None])[0, 0]
+    moved, score = polish(finder.grid, pyramid, off[None], grow=False, any_turn=False)
+
+    def sides(q):
+        return np.hypot(*(np.roll(q, -1, axis=0) - q).T)
+
+    np.testing.assert_allclose(sides(moved[0]), sides(off), rtol=1e-3)
+    assert score[0, 0] > before
+    assert np.abs(moved[0] - true).max() < np.abs(off - true).max()
