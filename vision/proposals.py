@@ -113,7 +113,9 @@ class FaceGrid:
         """The frame at the grid's cells inside each of *quads* (N x 4 x 2, corner 0 the
         face's top left): N x G*3, each cell's B, G, R in a row."""
         gw, gh = self.cells
-        pts = self.weights @ quads  # N x G x 2
+        # N x G x 2, as one product (2N x 4 corners' coordinates by G x 4 weights)
+        pts = (quads.transpose(0, 2, 1).reshape(-1, 4) @ self.weights.T
+               ).reshape(len(quads), 2, -1).transpose(0, 2, 1)
         across = np.hypot(*(quads[:, 1] - quads[:, 0]).T) / gw
         down = np.hypot(*(quads[:, 3] - quads[:, 0]).T) / gh
         return pyramid.sample(pts, np.minimum(across, down)).reshape(len(quads), -1)
