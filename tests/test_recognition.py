@@ -279,6 +279,38 @@ def test_alike_faces_a_numeral_apart_are_told_apart(turn):
         _check(rec, image, sides, 0.0)
 
 
+def test_a_rival_ruled_out_by_the_faces_likeness_never_reaches_the_lead():
+    """The side reader aligns a card with a rival face only when the deck's own
+    likeness allows that face to take over; a face the bound rules out must stay
+    under what taking over needs, however the card lies (cards of every face, moved,
+    scaled and blurred as a camera may show them)."""
+    from vision.faces import MARGIN_SHARE, FaceBank
+    from vision.read import _can_overtake
+
+    faces = {c: f for c, f in _builtin_faces().items() if c in CARD_IDS}
+    bank = FaceBank(faces, (44, 62))
+    n = len(bank.ids)
+    rng = np.random.default_rng(5)
+    ruled_out = 0
+    for i, cid in enumerate(bank.ids):
+        big = cv2.resize(faces[cid], (176, 248), interpolation=cv2.INTER_AREA)
+        for _ in range(3):
+            dx, dy, scale = rng.uniform(-6, 6), rng.uniform(-6, 6), rng.uniform(0.94, 1.06)
+            m = cv2.getRotationMatrix2D((88, 124), rng.uniform(-3, 3), scale)
+            m[:, 2] += (dx, dy)
+            moved = cv2.warpAffine(big, m, (176, 248), borderMode=cv2.BORDER_REPLICATE)
+            card = cv2.GaussianBlur(cv2.resize(moved, (44, 62), interpolation=cv2.INTER_AREA),
+                                    (0, 0), rng.uniform(0.3, 1.2))
+            row = bank.scores(card[None])[0]
+            s = float(row[i])
+            need = 1 - MARGIN_SHARE * (1 - s)
+            out = ~_can_overtake(bank.alike[i], s)
+            out[i] = False
+            ruled_out += int(out.sum())
+            assert (np.maximum(row[:n], row[n:])[out] < need).all()
+    assert ruled_out > 0
+
+
 def test_faces_alike_but_for_their_colours_are_told_apart_by_a_duel():
     """Two faces printed alike in each cult's colours correlate 1.0 channel by channel;
     the duel, over all channels at once, names the one the card is, and both the card

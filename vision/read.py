@@ -253,6 +253,8 @@ class SideReader:
                 row = fine.scores(pic[None])[0]
                 if best is None or row.max() > best[2].max():
                     best = (q, owner[j], row, pic)
+            if self._settled(fine, best[2], best[3]) and sides[best[1]].min() >= OUTLINE_SURE:
+                break  # a card seen whole within an outline all round: the card on top
         quad, i, row, pic = best
         # the card chosen aligned again at the finest resolution with its best face and
         # with its rivals: the fine print where alike faces differ must lie where each
@@ -277,6 +279,9 @@ class SideReader:
         for k in tries:
             if k == ranked[0] and fine is middle:
                 continue  # aligned with it already
+            if k != ranked[0] and not _can_overtake(fine.alike[ranked[0] % n, k % n],
+                                                    float(row.max())):
+                continue  # no alignment could let it take over
             q = align(frame, start, fine, k)
             if q is start:
                 continue
@@ -310,6 +315,23 @@ class SideReader:
             d = np.hypot(*(np.roll(quad, -1, axis=0) - quad).T)
             self.seen_long_mm.append(float(d[1] + d[3]) / 2 / zone.native)
         return (quad, ident, support), likeness
+
+    @staticmethod
+    def _settled(bank: FaceBank, row: np.ndarray, pic: np.ndarray) -> bool:
+        """Whether the card *pic* shows its best face (by *row*) whole (NAME_SCORE over
+        the card, WHOLE_QUARTERS over each quarter) and so well that no face of another
+        print could take over however the card were aligned (:func:`_can_overtake`; a
+        face of the same print, DISTINCT_FACES, aligns alike and is told apart later)."""
+        k = int(np.argmax(row))
+        s = float(row[k])
+        n = len(bank.ids)
+        alike = bank.alike[k % n].copy()
+        alike[k % n] = -1.0
+        alike[alike >= DISTINCT_FACES] = -1.0
+        if s < NAME_SCORE or _can_overtake(alike, s).any():
+            return False
+        upright = pic[::-1, ::-1] if k >= n else pic
+        return bank.quarters(upright, k % n) >= WHOLE_QUARTERS
 
     def card_long_mm(self) -> float:
         """The cards' long side in the Twilight card's mm: the median of the last
@@ -359,6 +381,16 @@ class SideReader:
         card = without_glare(rectify(frame, q, fine.size))
         ident = self._identity(fine, fine.scores(card[None])[0], card)
         return (np.roll(q, 2, axis=0) if ident.upside_down else q), ident
+
+
+def _can_overtake(alike: np.ndarray | float, score: float) -> np.ndarray:
+    """Whether a face correlating *alike* with the face a card fits at *score* could,
+    aligned, fit it so well as to take over (leave at most MARGIN_SHARE of what is
+    unexplained): correlations are cosines of angles between pictures, and the
+    angle between two faces is at most the sum of their angles to the card."""
+    need = 1 - MARGIN_SHARE * (1 - score)
+    reach = np.arccos(np.clip(score, -1, 1)) + np.arccos(np.clip(need, -1, 1))
+    return np.asarray(alike) >= (-1.0 if reach >= np.pi else np.cos(reach))
 
 
 def portrait(quad: np.ndarray) -> np.ndarray:
