@@ -77,7 +77,7 @@ GROW = (1.0, 1.1, 1.2)
 #: window reaches beyond the quad, and ECC's most iterations.
 ALIGN_PX_PER_MM = 0.7
 ALIGN_MARGIN = 0.15
-ALIGN_ITERATIONS = 20
+ALIGN_ITERATIONS = 10
 #: An alignment may move no corner further than this share of the card's width (it
 #: slid onto something else).
 ALIGN_MAX_MOVE = 0.3
