@@ -61,13 +61,15 @@ def _paste(img: np.ndarray, face: np.ndarray, centre, angle: float, size_mm) -> 
 
 def _scene(faces: dict[str, np.ndarray], twilight_mm, sides: dict[str, str | None], *,
            twilight_deg: float = 0.0, card_deg=None, card_mm=(63, 88), texture: int = 0,
-           seed: int = 0, under: dict[str, str] | None = None, lift_deg=(10, 25)):
-    """A frame with the Twilight card turned *twilight_deg* and a card at each side;
+           seed: int = 0, under: dict[str, str] | None = None, lift_deg=(10, 25),
+           cloth: np.ndarray | None = None):
+    """A frame with the Twilight card turned *twilight_deg* and a card at each side,
+    on the simulator's table *texture* or on *cloth* (a picture of SIZE);
     *card_deg* maps a seat to the card's turn (degrees clockwise in the picture), by
     default 'radial' (its top away from the Twilight card); a card *under* a side's
     lies turned *lift_deg* (a range, degrees) from it."""
     rng = random.Random(seed)
-    img = np.ascontiguousarray(table_texture(texture, SIZE).copy())
+    img = np.ascontiguousarray((table_texture(texture, SIZE) if cloth is None else cloth).copy())
     c = np.array(SIZE, float) / 2
     _paste(img, faces[TWILIGHT_ID], c, twilight_deg, twilight_mm)
     k = round(twilight_deg / 90)
@@ -243,6 +245,29 @@ def test_the_uppermost_card_of_a_pile_and_an_empty_table():
     _check(rec, image, SIDES, 0.0)
     empty = np.ascontiguousarray(table_texture(1, SIZE).copy())
     assert rec.recognise(empty)["twilight"]["found"] is False
+
+
+def _gingham(period_px: float, turn_deg: float) -> np.ndarray:
+    """A blue gingham cloth of SIZE: white, light and dark squares *period_px* / 2 across,
+    its weave turned *turn_deg*."""
+    yy, xx = np.mgrid[0:SIZE[1], 0:SIZE[0]].astype(np.float32)
+    a = np.radians(turn_deg)
+    u, v = xx * np.cos(a) + yy * np.sin(a), -xx * np.sin(a) + yy * np.cos(a)
+    bands = (((u // (period_px / 2)) % 2) + ((v // (period_px / 2)) % 2))[..., None]
+    white, blue = np.float32([235, 240, 245]), np.float32([160, 90, 30])
+    return (white + (blue - white) * bands / 2).astype(np.uint8)
+
+
+@pytest.mark.parametrize("turn", [0.0, 30.0])
+def test_a_gingham_cloth_is_no_card(turn):
+    """A gingham's squares outline card-sized rectangles all round (here squares of
+    one card's width / 5, so 5 x 7 of them make a card's outline): its lines run on
+    past their corners, where a card's sides end, so an empty side stays empty."""
+    rec = Recogniser(builtin_profile(0))
+    sides = {"north": "moon-altar", "south": "moon-souls-4"}
+    image, _ = _scene(_builtin_faces(), (63, 88), sides, seed=3,
+                      cloth=_gingham(2 * 63 * PX_PER_MM / 5, turn))
+    _check(rec, image, sides, 0.0)
 
 
 @pytest.mark.parametrize("seed", [1, 2])

@@ -243,6 +243,25 @@ def side_support(quads: np.ndarray, maps: EdgeMaps, samples: int = SIDE_SAMPLES
     return _line_support(p0, p1, maps, samples).reshape(len(q), 4)
 
 
+def run_on(quads: np.ndarray, maps: EdgeMaps, reach: tuple[float, float] = (0.15, 0.45)
+           ) -> np.ndarray:
+    """Share (N x 8) of points on edges of each side's direction along the side's line
+    continued past either corner, from *reach*[0] to *reach*[1] of the quad's shorter
+    side beyond it (side i past its start corner, then past its end): a card's sides
+    end at its corners, a cloth's lines (gingham, planks) run on."""
+    if not len(quads):
+        return np.zeros((0, 8), np.float32)
+    q = np.asarray(quads, np.float32)
+    a, b = q, np.roll(q, -1, axis=1)
+    d = np.hypot(*(b - a).transpose(2, 0, 1))
+    short = np.minimum(d[:, 0] + d[:, 2], d[:, 1] + d[:, 3]) / 2
+    u = (b - a) / np.maximum(d, 1e-6)[..., None]
+    r0, r1 = (short[:, None, None] * np.float32(r) for r in reach)
+    before = _line_support((a - u * r0).reshape(-1, 2), (a - u * r1).reshape(-1, 2), maps)
+    after = _line_support((b + u * r0).reshape(-1, 2), (b + u * r1).reshape(-1, 2), maps)
+    return np.concatenate([before.reshape(-1, 4), after.reshape(-1, 4)], axis=1)
+
+
 def support(quads: np.ndarray, maps: EdgeMaps) -> np.ndarray:
     """Each quad's worst side's :func:`side_support` (N)."""
     s = side_support(quads, maps)

@@ -86,6 +86,10 @@ ALIGN_MAX_MOVE = 0.3
 #: top shows most of its outline, even against a like card beneath.
 OUTLINE_SURE = 0.8
 OUTLINE_NAMED = 0.5
+#: An outline whose side lines run on past its corners (the median of the eight
+#: continuations on edges at least this share, :func:`vision.quads.run_on`) is a
+#: cloth's pattern, unless a face shows in it.
+RUN_ON = 0.5
 #: A card is named only when its face shows whole and clear: the best face correlates
 #: at least NAME_SCORE over the card and WHOLE_QUARTERS over each of its quarters (a
 #: card half under another, a hand or an outline straddling two cards fails one; a
@@ -304,12 +308,15 @@ class SideReader:
             ident = replace(ident, card_id="unknown", confidence=min(ident.confidence, 0.49))
         if ident.upside_down:
             quad = np.roll(quad, 2, axis=0)
-        if ident.card_id == "unknown" and support < OUTLINE_SURE \
-                and (by_face or ident.score < PRESENT_SCORE
-                     or ident.quarters < WHOLE_QUARTERS / 2):
+        if ident.card_id == "unknown" and (
+                support < OUTLINE_SURE and (by_face or ident.score < PRESENT_SCORE
+                                            or ident.quarters < WHOLE_QUARTERS / 2)
+                or ident.score < PRESENT_SCORE
+                and np.median(Q.run_on(quads[i][None], zone.maps)) >= RUN_ON):
             # a card that cannot be named is there by its outline: all round, or in
             # part where its face fits (an outline the face search laid over a cloth
-            # is not one)
+            # is not one), and ending at its corners (a gingham's or planks' lines run
+            # on past them)
             return None, likeness
         if ident.card_id != "unknown":  # a card named: its size teaches the cards' size
             d = np.hypot(*(np.roll(quad, -1, axis=0) - quad).T)
