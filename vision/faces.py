@@ -54,6 +54,9 @@ DUEL_SHARE = 0.25
 #: of the whole card leaves for the fine print where two faces differ.
 DUEL_SHIFT_PX = 1
 DUEL_BLUR_PX = (0.0, 0.8, 1.6)
+#: Duel pairs whose prepared faces are kept (each a few tens of kB): the alike
+#: faces of a deck duel again and again.
+DUEL_PAIRS = 256
 #: Two faces correlating this well at the finest resolution differ in less than half
 #: a percent of their variance (a mark a couple of mm across on a plain face): no
 #: reading through a camera's noise and a mm of misplacement tells them apart, so
@@ -119,6 +122,9 @@ class FaceBank:
             2 * len(self.ids), -1, 3))
         self._cores = np.concatenate([up, turned])  # 2K x h' x w' x 3, for cell scores
         self._cells: dict[tuple[int, int], np.ndarray] = {}
+        #: faces blurred for duels, and the duels' pairs (see :meth:`_pair`)
+        self._blur: dict[tuple[int, float], np.ndarray] = {}
+        self._pairs: dict[tuple[int, int, float], tuple] = {}
         n = len(self.ids)
         sim = self.vectors[:n] @ self.vectors.T  # upright faces vs all, both ways
         # C[i, j]: face i against face j at either turn (the most alike)
@@ -229,23 +235,9 @@ class FaceBank:
         # the card may be blurrier than the faces (focus, motion, a small card): the
         # faces are blurred as much more as makes them fit the card best, so the
         # difference between them is measured as the card can show it
-        best_fit, fa_full, fb_full = -2.0, self._cores[a], self._cores[b]
-        for sigma in DUEL_BLUR_PX:
-            ga = self._cores[a] if not sigma else cv2.GaussianBlur(self._cores[a], (0, 0), sigma)
-            gb = self._cores[b] if not sigma else cv2.GaussianBlur(self._cores[b], (0, 0), sigma)
-            m = ((ga + gb) / 2)[k:h - k, k:w - k]
-            fit = _joint_ncc(core[k:h - k, k:w - k], m)
-            if fit > best_fit:
-                best_fit, fa_full, fb_full = fit, ga, gb
-        fa, fb = fa_full[k:h - k, k:w - k], fb_full[k:h - k, k:w - k]
-        weight = np.full(fa.shape[:2], np.inf, np.float32)
-        for dy in range(-k, k + 1):
-            for dx in range(-k, k + 1):
-                shifted = fb_full[k + dy:h - k + dy, k + dx:w - k + dx]
-                weight = np.minimum(weight, np.abs(fa - shifted).sum(axis=2))
-        weight = weight[..., None]
-        mid = (fa + fb) / 2
-        half = (fa - fb) / 2
+        inner = core[k:h - k, k:w - k]
+        sigma = max(DUEL_BLUR_PX, key=lambda s: _joint_ncc(inner, self._pair(a, b, s)[0]))
+        mid, half, weight = self._pair(a, b, sigma)
         mc = mid - mid.mean()
         best_err, best_t = np.inf, 0.0
         for dy in range(-k, k + 1):
@@ -261,6 +253,40 @@ class FaceBank:
                 if err < best_err:
                     best_err, best_t = err, t
         return best_t
+
+    def _blurred(self, face: int, sigma: float) -> np.ndarray:
+        """Face *face* (a row: upright or turned) as prepared, blurred *sigma* more."""
+        if not sigma:
+            return self._cores[face]
+        key = (face, sigma)
+        if key not in self._blur:
+            self._blur[key] = cv2.GaussianBlur(self._cores[face], (0, 0), sigma)
+        return self._blur[key]
+
+    def _pair(self, a: int, b: int, sigma: float
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """What a :meth:`duel` of faces *a* and *b* blurred *sigma* more needs, made once
+        per pair (the last :data:`DUEL_PAIRS` kept): their mean and half their
+        difference inside the shift margin, and the weight of each pixel (how far the
+        faces differ there however face b is shifted by up to DUEL_SHIFT_PX)."""
+        key = (a, b, sigma)
+        got = self._pairs.pop(key, None)
+        if got is None:
+            k = DUEL_SHIFT_PX
+            fa_full, fb_full = self._blurred(a, sigma), self._blurred(b, sigma)
+            h, w = fa_full.shape[:2]
+            fa, fb = fa_full[k:h - k, k:w - k], fb_full[k:h - k, k:w - k]
+            weight = np.full(fa.shape[:2], np.inf, np.float32)
+            for dy in range(-k, k + 1):
+                for dx in range(-k, k + 1):
+                    shifted = fb_full[k + dy:h - k + dy, k + dx:w - k + dx]
+                    weight = np.minimum(weight, np.abs(fa - shifted).sum(axis=2))
+            mid = (fa + fb) / 2
+            got = (mid, (fa - fb) / 2, weight[..., None])
+        self._pairs[key] = got  # most recently used last
+        while len(self._pairs) > DUEL_PAIRS:
+            self._pairs.pop(next(iter(self._pairs)))
+        return got
 
     def quarters(self, card: np.ndarray, index: int) -> float:
         """How well each quarter of *card* (upright, at :attr:`size`) is explained by
