@@ -375,6 +375,13 @@ class SideReader:
         return Identity(card_id, cult, conf, score, margin, turned, quarters, best, rival,
                         plausible, partial)
 
+    def likeness(self, frame: np.ndarray, quads: list[np.ndarray]) -> np.ndarray:
+        """How much each of *quads* (frame px, any corner first) looks like a face: its
+        best correlation at the coarsest resolution, upright either way."""
+        coarse = self.banks[0]
+        pics = np.stack([rectify(frame, portrait(clockwise(q)), coarse.size) for q in quads])
+        return coarse.scores(pics).max(axis=1)
+
     def identify(self, frame: np.ndarray, quad: np.ndarray) -> tuple[np.ndarray, Identity]:
         """The card inside *quad* (any corner first) named: (its quad TL, TR, BR, BL of
         the upright art, identity); aligned with its best face first."""

@@ -57,8 +57,11 @@ from vision.read import Identity, SideReader
 CARD_PHOTO_PX = 480
 CARD_PHOTO_MIN_SHARE = 0.3
 #: ... and how many of the best outlines there (and the whole photo, a tight crop)
-#: are named: the one whose face shows best is the card.
+#: are named: the one whose face shows best is the card. They are the best by their
+#: faces (coarsely) of CARD_PHOTO_PROPOSED outlines best on edges: a gingham's or a
+#: stripe's squares make outlines as clear as the card's.
 CARD_PHOTO_OUTLINES = 3
+CARD_PHOTO_PROPOSED = 12
 
 
 @dataclass(frozen=True)
@@ -148,8 +151,11 @@ class Recogniser:
         cropped tight to it."""
         h, w = image.shape[:2]
         whole = np.float32([(0, 0), (w, 0), (w, h), (0, h)])  # a tight crop
-        tries = [self.reader.identify(image, q)
-                 for q in (*card_outlines(image, self.profile.card_aspect), whole)]
+        outlines = card_outlines(image, self.profile.card_aspect, CARD_PHOTO_PROPOSED)
+        if len(outlines) > CARD_PHOTO_OUTLINES:
+            likeness = self.reader.likeness(image, outlines)
+            outlines = [outlines[i] for i in np.argsort(-likeness)[:CARD_PHOTO_OUTLINES]]
+        tries = [self.reader.identify(image, q) for q in (*outlines, whole)]
         # the outline that shows a face best (a frame inside the print can pass for a
         # card's outline in a tight crop)
         quad, ident = max(tries, key=lambda t: (t[1].card_id != "unknown", t[1].score))
@@ -170,7 +176,8 @@ def card_outlines(image: np.ndarray, aspect: float = CARD_MM[1] / CARD_MM[0],
         if scale < 1 else image
     sh, sw = small.shape[:2]
     qs, sides = Q.card_quads(small, aspect, (CARD_PHOTO_MIN_SHARE * min(sh, sw),
-                                             float(np.hypot(sh, sw))), keep=4 * keep)
+                                             float(np.hypot(sh, sw))),
+                             keep=max(4 * keep, 2 * CARD_PHOTO_PROPOSED))
     out = []
     for q, s in zip(qs, sides, strict=True):
         if np.all((q >= -2) & (q <= np.float32([sw + 1, sh + 1]))) and s.mean() >= 0.5:
