@@ -532,7 +532,7 @@ class TwilightFinder:
             # face onto another shape: a part of the card, or something else)
             raw = self.turn_scores(frame, tries)
             ts = np.where([self.fits(t) for t in tries], raw, -2.0)
-            if ts.max() >= MIN_SCORE:  # refined only where the face fits (tries)
+            if ts.max() >= least:  # refined only where the face fits (tries)
                 tries = self.tries(frame, rough)
                 raw = np.vstack([raw, self.turn_scores(frame, tries[2:])])
                 ts = np.where([self.fits(t) for t in tries], raw, -2.0)
@@ -590,9 +590,7 @@ class TwilightFinder:
                                                -2.0), axis=0)
             for j, (t, p) in enumerate(zip(tries, ps, strict=True)):
                 r = int(np.argmax(p))
-                if p[r] <= -2.0:
-                    continue
-                if p[r] < PART_SCORE:
+                if p[r] < PART_SCORE:  # (-2: no turn of the taught shape)
                     continue
                 quad = np.roll(t, -r, axis=0)
                 seen = _cut_cells(self.bank._prepared(self.warps(frame, [t])[r:r + 1])[0],
@@ -639,11 +637,13 @@ class TwilightFinder:
         (:meth:`align`) and (with *refined*) that refined on the frame's edges: each
         outline weighed is tried so (kept for the frame: the passes and checks share
         them). The checks ask for the refined try (the costliest) only when the face
-        already fits the rough or aligned one as a card found must (MIN_SCORE; a covered
-        card's parts PART_SCORE): refining moves an outline a few px onto edges, it does
-        not make a look-alike the card (tuning: of 130 outlines whose rough and aligned
-        tries scored under MIN_SCORE, and 57 covered ones under PART_SCORE, the refined
-        try passed for none)."""
+        already fits the rough or aligned one as the check asks of a card found (its
+        least score, MIN_SCORE or more; a covered card's parts PART_SCORE): refining
+        moves an outline a few px onto edges, it does not make a look-alike the card
+        (tuning: of 130 outlines whose rough and aligned tries scored under MIN_SCORE,
+        and 57 covered ones under PART_SCORE, the refined try passed for none; where
+        the refined try was the best of a card found, the aligned one scored 0.97 and
+        more)."""
         key = np.round(rough, 2).tobytes()
         if key not in self._tries:
             self._tries[key] = [rough, self.align(frame, rough)]
