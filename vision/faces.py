@@ -238,21 +238,29 @@ class FaceBank:
         inner = core[k:h - k, k:w - k]
         sigma = max(DUEL_BLUR_PX, key=lambda s: _joint_ncc(inner, self._pair(a, b, s)[0]))
         mid, half, weight = self._pair(a, b, sigma)
-        mc = mid - mid.mean()
-        best_err, best_t = np.inf, 0.0
-        for dy in range(-k, k + 1):
-            for dx in range(-k, k + 1):
-                x = core[k + dy:h - k + dy, k + dx:w - k + dx]
-                xc = x - x.mean()
-                g = float((xc * mc).sum()) / max(float((mc * mc).sum()), 1e-6)
-                r = xc - g * mc
-                d = g * half
-                dd = float((weight * d * d).sum())
-                t = float((weight * r * d).sum()) / max(dd, 1e-6)
-                err = float((weight * (r - t * d) ** 2).sum())
-                if err < best_err:
-                    best_err, best_t = err, t
-        return best_t
+        # the card at every shift at once (rows, in the loops' order: dy, then dx), each
+        # fitted to the faces' mean and the rest projected on their half difference,
+        # from a few sums: with xc = x - mean(x), g = <xc, mc> / <mc, mc>, r = xc - g mc,
+        # d = g half, t = <r, d>_w / <d, d>_w and err = <r, r>_w - t <r, d>_w
+        shifts = np.lib.stride_tricks.sliding_window_view(core, inner.shape)
+        x = shifts.reshape(-1, inner.size).astype(np.float64)
+        w = np.broadcast_to(weight, inner.shape).reshape(-1).astype(np.float64)
+        mc = (mid - mid.mean()).reshape(-1).astype(np.float64)
+        hv = half.reshape(-1).astype(np.float64)
+        m = x.mean(axis=1)
+        sx_mc = x @ mc  # mc sums to 0: <xc, mc> = <x, mc>
+        g = sx_mc / max(float(mc @ mc), 1e-6)
+        sw, sw_mc, sw_h = w.sum(), w @ mc, w @ hv
+        wxx = (x * x) @ w - 2 * m * (x @ w) + m * m * sw          # <xc, xc>_w
+        wxmc = x @ (w * mc) - m * sw_mc                            # <xc, mc>_w
+        wxh = x @ (w * hv) - m * sw_h                              # <xc, half>_w
+        wrr = wxx - 2 * g * wxmc + g * g * float((w * mc) @ mc)    # <r, r>_w
+        wrh = wxh - g * float((w * mc) @ hv)                       # <r, half>_w
+        dd = g * g * float((w * hv) @ hv)                          # <d, d>_w
+        rd = g * wrh                                               # <r, d>_w
+        t = rd / np.maximum(dd, 1e-6)
+        err = wrr - 2 * t * rd + t * t * dd
+        return float(t[int(np.argmin(err))])
 
     def _blurred(self, face: int, sigma: float) -> np.ndarray:
         """Face *face* (a row: upright or turned) as prepared, blurred *sigma* more."""
