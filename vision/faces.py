@@ -54,9 +54,10 @@ DUEL_SHARE = 0.25
 #: of the whole card leaves for the fine print where two faces differ.
 DUEL_SHIFT_PX = 1
 DUEL_BLUR_PX = (0.0, 0.8, 1.6)
-#: Duel pairs whose prepared faces are kept (each a few tens of kB): the alike
-#: faces of a deck duel again and again.
-DUEL_PAIRS = 256
+#: Duel pairs whose prepared faces are kept, per bank, the last used (each about
+#: 120 kB at the finest bank, so at most ~16 MB there): the alike faces of a deck duel
+#: again and again (the built-in deck's filled 96 in 60 scenes).
+DUEL_PAIRS = 128
 #: Two faces correlating this well at the finest resolution differ in less than half
 #: a percent of their variance (a mark a couple of mm across on a plain face): no
 #: reading through a camera's noise and a mm of misplacement tells them apart, so
