@@ -158,8 +158,15 @@ def watch_jpeg_folder() -> dict:
         log.close()
     got = [(e["seat"], e["card"]) for e in events if e["type"] == "play"]
     truth = [json.loads(x) for x in (folder / "truth.jsonl").read_text().splitlines()]
+    # the plays surely logged before the frames run out (their hand gone 20 frames
+    # before), and every play whose hand left before then (the last may be logged too)
     want = [(e["seat"], e["card"]) for e in truth if e["type"] == "play"
             and e["clear_frame"] + 20 < limit]
+    cleared = [(e["seat"], e["card"]) for e in truth if e["type"] == "play"
+               and e["clear_frame"] < limit]
+    as_recorded = 0
+    while as_recorded < min(len(got), len(cleared)) and got[as_recorded] == cleared[as_recorded]:
+        as_recorded += 1
     return {
         "recording": str(folder.relative_to(ROOT)),
         "frames": source.n,
@@ -168,6 +175,10 @@ def watch_jpeg_folder() -> dict:
         "plays_truth": len(want),
         "plays_in_order": sum(a == b for a, b in zip(got, want, strict=False)),
         "plays_logged": len(got),
+        # logged plays that are the recording's, in its order, of those whose hand left
+        # before the frames ran out; the rest of those logged were not played so
+        "plays_logged_as_recorded": as_recorded,
+        "extra_plays": len(got) - as_recorded,
     }
 
 
