@@ -29,6 +29,7 @@ import cv2
 import numpy as np
 
 from companion.core.cards import CARD_IDS
+from vision.proposals import correlations, parts
 
 #: Resolutions (px per mm of the card's width as 63 mm) the faces are kept at; a card
 #: is matched at the finest of them not finer than it appears in the frame.
@@ -123,6 +124,7 @@ class FaceBank:
             2 * len(self.ids), -1, 3))
         self._cores = np.concatenate([up, turned])  # 2K x h' x w' x 3, for cell scores
         self._cells: dict[tuple[int, int], np.ndarray] = {}
+        self._one: dict[tuple[int, tuple[int, int]], tuple] = {}  # see :meth:`one_face`
         #: faces blurred for duels, and the duels' pairs (see :meth:`_pair`)
         self._blur: dict[tuple[int, float], np.ndarray] = {}
         self._pairs: dict[tuple[int, int, float], tuple] = {}
@@ -317,6 +319,31 @@ class FaceBank:
             for xs in (slice(0, w // 2), slice(w // 2, w)):
                 worst = max(worst, 4 * float((resid[ys, xs] ** 2).sum()) / max(total, 1e-6))
         return float(np.sqrt(max(0.0, 1.0 - worst)))
+
+    def one_face(self, cards: np.ndarray, index: int, cells: tuple[int, int]
+                 ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`scores` and :meth:`cell_scores` of *cards* (N x h x w x 3 uint8, at
+        :attr:`size`) with face row *index* alone (N each), from sums and dot products
+        (no card standardised on its own): for weighing many pictures against one face."""
+        if not len(cards):
+            return np.zeros(0, np.float32), np.zeros(0, np.float32)
+        key = (index, cells)
+        if key not in self._one:
+            core = self._cores[index]
+            h, w = core.shape[:2]
+            rows, cols = np.divmod(np.arange(h * w), w)
+            (cx, cy), ch, cw = cells, h // cells[1], w // cells[0]
+            regions = [(rows // ch == y) & (cols // cw == x) for y in range(cy) for x in range(cx)]
+            # (in float64: a plain cell's sum of squares is the square of its sum within
+            # float32's precision); the whole face a region too, upright only
+            masks, count, faces = parts(np.ascontiguousarray(core).reshape(-1, 3),
+                                        [np.ones(h * w, bool), *regions], np.float64)
+            self._one[key] = masks, count, np.ascontiguousarray(
+                faces.reshape(len(faces), len(count), 2, 3)[:, :, 0].reshape(len(faces), -1))
+        seen = self._prepared(cards).reshape(len(cards), -1).astype(np.float64)
+        per = correlations(seen, *self._one[key])[:, :, 0]
+        part = np.sort(per[:, 1:], axis=1)
+        return per[:, 0], part[:, -((part.shape[1] + 1) // 2):].mean(axis=1)
 
     def cell_scores_each(self, cards: np.ndarray, cells: tuple[int, int]) -> np.ndarray:
         """Per-cell correlations (N x 2K x C) of *cards* with each face."""

@@ -394,20 +394,6 @@ class TwilightFinder:
         # square card its quarter turns' (its moon sides rest on telling them apart)
         self.cells = P.grid_shape(aspect)
         self.face_cells = _cut_cells(self.bank._cores[0], self.cells)
-        # the face as the bank prepares it (blurred, its rim cut), whole and in PARTS, for
-        # correlating many warps at once (:meth:`warp_scores`): the same correlations as
-        # the bank's, from sums and dot products (no warp standardised on its own)
-        core = self.bank._cores[0]
-        h, w = core.shape[:2]
-        flat = np.ascontiguousarray(core).reshape(-1, 3)
-        rows, cols = np.divmod(np.arange(h * w), w)
-        (px, py), ch, cw = PARTS, h // PARTS[1], w // PARTS[0]
-        cells = [(rows // ch == y) & (cols // cw == x) for y in range(py) for x in range(px)]
-        # (in float64: a plain part's sum of squares is the square of its sum within
-        # float32's precision); the whole face a part too, upright only
-        masks, count, faces = P.parts(flat, [np.ones(h * w, bool), *cells], np.float64)
-        self._parts = masks, count, np.ascontiguousarray(
-            faces.reshape(len(faces), len(count), 2, 3)[:, :, 0].reshape(len(faces), -1))
         self.quarter_cells = [_cut_cells(self.bank._prepare(cv2.resize(
             cv2.rotate(f, turn), self.size, interpolation=cv2.INTER_AREA)), self.cells)
             for turn in (cv2.ROTATE_90_CLOCKWISE, cv2.ROTATE_90_COUNTERCLOCKWISE)]
@@ -680,14 +666,9 @@ class TwilightFinder:
 
     def warp_scores(self, pics: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The face's correlation with each of *pics* (N x h x w x 3 uint8, at the face's
-        size; the bank's :meth:`~vision.faces.FaceBank.scores`) and the better half of its
-        PARTS' (:meth:`~vision.faces.FaceBank.cell_scores`): N each."""
-        if not len(pics):
-            return np.zeros(0, np.float32), np.zeros(0, np.float32)
-        seen = self.bank._prepared(pics).reshape(len(pics), -1).astype(np.float64)
-        per = P.correlations(seen, *self._parts)[:, :, 0]
-        cells = np.sort(per[:, 1:], axis=1)
-        return per[:, 0], cells[:, -((cells.shape[1] + 1) // 2):].mean(axis=1)
+        size) and the better half of its PARTS' (:meth:`~vision.faces.FaceBank.one_face`):
+        N each."""
+        return self.bank.one_face(pics, 0, PARTS)
 
     def light(self, frame: np.ndarray, quad: Quad) -> tuple[float, float, float]:
         """Per channel, how much brighter the Twilight card at *quad* shows than taught."""
