@@ -241,8 +241,7 @@ class SideReader:
         grown = [((q - q.mean(axis=0)) * g + q.mean(axis=0)) / np.float32(f) + off
                  for q in quads for g in grow]  # in frame px
         owner = [i for i in range(len(quads)) for _ in grow]
-        coarse = self.banks[0]
-        s = coarse.scores(np.stack([rectify(frame, q, coarse.size) for q in grown]))
+        s = self.coarse_scores(frame, grown)
         order = np.argsort(-s.max(axis=1))[:FINE_CANDIDATES]
         likeness = float(s.max())
         fine = self.bank_for(zone.native)
@@ -375,21 +374,24 @@ class SideReader:
         return Identity(card_id, cult, conf, score, margin, turned, quarters, best, rival,
                         plausible, partial)
 
+    def coarse_scores(self, frame: np.ndarray, quads: list[np.ndarray]) -> np.ndarray:
+        """Correlations (N x 2K) of the insides of *quads* (frame px; TL, TR, BR, BL of a
+        card upright) with every face both ways up, at the coarsest resolution."""
+        coarse = self.banks[0]
+        return coarse.scores(np.stack([rectify(frame, q, coarse.size) for q in quads]))
+
     def likeness(self, frame: np.ndarray, quads: list[np.ndarray]) -> np.ndarray:
         """How much each of *quads* (frame px, any corner first) looks like a face: its
         best correlation at the coarsest resolution, upright either way."""
-        coarse = self.banks[0]
-        pics = np.stack([rectify(frame, portrait(clockwise(q)), coarse.size) for q in quads])
-        return coarse.scores(pics).max(axis=1)
+        return self.coarse_scores(frame, [portrait(clockwise(q)) for q in quads]).max(axis=1)
 
     def identify(self, frame: np.ndarray, quad: np.ndarray) -> tuple[np.ndarray, Identity]:
         """The card inside *quad* (any corner first) named: (its quad TL, TR, BR, BL of
         the upright art, identity); aligned with its best face first."""
         q = portrait(clockwise(quad))
-        coarse = self.banks[0]
         fine = self.banks[-1]
         grown = [(q - q.mean(axis=0)) * g + q.mean(axis=0) for g in GROW]
-        s = coarse.scores(np.stack([rectify(frame, g, coarse.size) for g in grown]))
+        s = self.coarse_scores(frame, grown)
         j = int(np.argmax(s.max(axis=1)))
         q = align(frame, grown[j], fine, int(np.argmax(s[j])))
         card = without_glare(rectify(frame, q, fine.size))
