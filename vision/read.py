@@ -311,7 +311,7 @@ class SideReader:
                 support < OUTLINE_SURE and (by_face or ident.score < PRESENT_SCORE
                                             or ident.quarters < WHOLE_QUARTERS / 2)
                 or ident.score < PRESENT_SCORE
-                and np.median(Q.run_on(quads[i][None], zone.maps)) >= RUN_ON):
+                and _runs_on(quads[i], zone.maps) >= RUN_ON):
             # a card that cannot be named is there by its outline: all round, or in
             # part where its face fits (an outline the face search laid over a cloth
             # is not one), and ending at its corners (a gingham's or planks' lines run
@@ -407,6 +407,24 @@ def _can_overtake(alike: np.ndarray | float, score: float) -> np.ndarray:
     need = 1 - MARGIN_SHARE * (1 - score)
     reach = np.arccos(np.clip(score, -1, 1)) + np.arccos(np.clip(need, -1, 1))
     return np.asarray(alike) >= (-1.0 if reach >= np.pi else np.cos(reach))
+
+
+def _runs_on(quad: np.ndarray, maps: Q.EdgeMaps) -> float:
+    """How far *quad*'s side lines run on past its corners (the median of
+    :func:`vision.quads.run_on`'s eight), each continuation at its best within a
+    couple of px and degrees of the side's own line: an outline a few degrees off a
+    cloth's lines still lies on them (the edges along a side are a px or two wide),
+    but their continuations drift off."""
+    c = quad.mean(axis=0)
+    tries = []
+    for deg in (-4.0, -2.0, 0.0, 2.0, 4.0):
+        t = np.radians(deg)
+        rot = np.float32([[np.cos(t), -np.sin(t)], [np.sin(t), np.cos(t)]])
+        turned = (quad - c) @ rot.T + c
+        for dx in (-2, -1, 0, 1, 2):
+            for dy in (-2, -1, 0, 1, 2):
+                tries.append(turned + np.float32([dx, dy]))
+    return float(np.median(Q.run_on(np.stack(tries), maps).max(axis=0)))
 
 
 def portrait(quad: np.ndarray) -> np.ndarray:
