@@ -80,6 +80,14 @@ class EdgeMaps:
     edges: np.ndarray
     bins: np.ndarray  # 4 x H x W uint8 (0/1)
 
+    def __post_init__(self) -> None:
+        # the bins with a border of one empty px all round, flattened: a point off the
+        # picture, clipped onto that border, is on no edge (:func:`_line_support`)
+        k, h, w = self.bins.shape
+        padded = np.zeros((k, h + 2, w + 2), np.uint8)
+        padded[:, 1:-1, 1:-1] = self.bins
+        self.padded = padded.reshape(-1)
+
     @property
     def shape(self) -> tuple[int, int]:
         return self.edges.shape
@@ -274,17 +282,20 @@ def _line_support(p0: np.ndarray, p1: np.ndarray, maps: EdgeMaps,
     (M x 2 each; their ends, CORNER_SHARE each, left out)."""
     t = np.linspace(CORNER_SHARE, 1 - CORNER_SHARE, samples, dtype=np.float32)
     d = p1 - p0
-    pts = p0[:, None, :] + d[:, None, :] * t[None, :, None]
     k = (np.round(np.degrees(np.arctan2(d[:, 1], d[:, 0])) / 45.0).astype(np.int64) % 4)
     h, w = maps.shape
-    x = (pts[..., 0] + 0.5).astype(np.int64)
-    y = (pts[..., 1] + 0.5).astype(np.int64)
-    inside = (x >= 0) & (x < w) & (y >= 0) & (y < h)
-    np.clip(x, 0, w - 1, out=x)
-    np.clip(y, 0, h - 1, out=y)
-    flat = maps.bins.reshape(-1)
-    hit = flat[(k[:, None] * h + y) * w + x].astype(bool) & inside
-    return hit.mean(axis=1)
+    # the points rounded to px (x, y apart: M x samples each), clipped onto the padded
+    # bins' empty border when off the picture
+    x = (p0[:, :1] + d[:, :1] * t + 0.5).astype(np.int32)
+    y = (p0[:, 1:] + d[:, 1:] * t + 0.5).astype(np.int32)
+    np.clip(x, -1, w, out=x)
+    np.clip(y, -1, h, out=y)
+    row = w + 2
+    y *= row
+    x += y
+    x += ((k * (h + 2) + 1) * row + 1).astype(np.int32)[:, None]
+    hits = maps.padded[x].sum(axis=1, dtype=np.int32)
+    return hits / np.float64(samples)
 
 
 def refine(quads: np.ndarray, maps: EdgeMaps) -> np.ndarray:
@@ -379,17 +390,23 @@ def rough_distinct(quads: np.ndarray, order: np.ndarray, limit: int) -> list[int
     ang = np.degrees(np.arctan2(axis[:, 1], axis[:, 0])) % 180.0
     long = np.maximum(np.maximum(s1, s2), 1e-6)
     short = np.minimum(s1, s2)
-    near = np.hypot(c[:, None, 0] - c[None, :, 0], c[:, None, 1] - c[None, :, 1]) \
+    # alike: centres near (the cheap test first), then turn and size where they are
+    same = np.hypot(c[:, None, 0] - c[None, :, 0], c[:, None, 1] - c[None, :, 1]) \
         < 0.25 * short[:, None]
-    turn = np.abs((ang[:, None] - ang[None, :] + 90.0) % 180.0 - 90.0) < 8.0
-    size = np.abs(np.log(long[:, None] / long[None, :])) < 0.1
-    same = near & turn & size
-    kept: list[int] = []
-    for i in range(len(idx)):
-        if len(kept) >= limit:
+    i, j = np.nonzero(same)
+    same[i, j] = ((np.abs((ang[i] - ang[j] + 90.0) % 180.0 - 90.0) < 8.0)
+                  & (np.abs(np.log(long[i] / long[j])) < 0.1))
+    # each quad kept leaves out the later ones alike; the next kept is the first left
+    free = np.ones(len(idx), bool)
+    kept = [0]
+    while len(kept) < limit and kept[-1] + 1 < len(idx):
+        i = kept[-1]
+        rest = free[i + 1:]
+        rest &= ~same[i + 1:, i]
+        nxt = int(rest.argmax())
+        if not rest[nxt]:
             break
-        if not kept or not same[i, kept].any():
-            kept.append(i)
+        kept.append(i + 1 + nxt)
     return [int(idx[i]) for i in kept]
 
 
