@@ -75,22 +75,29 @@ REFINE_TURNS_DEG = ((-2.0, 0.0, 2.0), (-1.0, 0.0, 1.0))
 @dataclass
 class EdgeMaps:
     """Edges of one picture by direction: ``bins[k]`` holds edge pixels whose line runs
-    within BIN_HALF_WIDTH_DEG of k * 45 degrees (x right, y down), thickened by one px."""
+    within BIN_HALF_WIDTH_DEG of k * 45 degrees (x right, y down), thickened by one px.
+    They are kept with a border of one empty px all round (*padded*, 4 x H+2 x W+2): a
+    point off the picture, clipped onto that border, is on no edge."""
 
     edges: np.ndarray
-    bins: np.ndarray  # 4 x H x W uint8 (0/1)
+    padded: np.ndarray  # 4 x (H + 2) x (W + 2) uint8 (0/1), the border 0
 
-    def __post_init__(self) -> None:
-        # the bins with a border of one empty px all round, flattened: a point off the
-        # picture, clipped onto that border, is on no edge (:func:`_line_support`)
-        k, h, w = self.bins.shape
-        padded = np.zeros((k, h + 2, w + 2), np.uint8)
-        padded[:, 1:-1, 1:-1] = self.bins
-        self.padded = padded.reshape(-1)
+    @property
+    def bins(self) -> np.ndarray:
+        """4 x H x W uint8 (0/1)."""
+        return self.padded[:, 1:-1, 1:-1]
 
     @property
     def shape(self) -> tuple[int, int]:
         return self.edges.shape
+
+
+#: An edge pixel's line direction m (0..180 degrees, x right, y down) lies in bin b
+#: when |m - 90| <= BIN_HALF_WIDTH_DEG for m = (its direction - 45 b + 90) mod 180:
+#: with y = its direction - 45 b + 90 (-45..270), m is y, or y - 180 from 180 on
+#: (exactly), or y + 180 (135 and more) below 0; and m - 90 is exact from 45 on. So
+#: the bin holds y within 90 -+ BIN_HALF_WIDTH_DEG, or within that + 180.
+_BIN_LO, _BIN_HI = 90.0 - BIN_HALF_WIDTH_DEG, 90.0 + BIN_HALF_WIDTH_DEG
 
 
 def edge_maps(img: np.ndarray, low: float = EDGE_LOW, high: float = EDGE_HIGH) -> EdgeMaps:
@@ -109,27 +116,40 @@ def edge_maps(img: np.ndarray, low: float = EDGE_LOW, high: float = EDGE_HIGH) -
     for ch in channels:
         e = cv2.Canny(ch, low, high, L2gradient=True)
         edges = e if edges is None else cv2.bitwise_or(edges, e)
-    bins = np.zeros((4,) + edges.shape, np.uint8)
+    h, w = edges.shape
+    padded = np.zeros((4, h + 2, w + 2), np.uint8)
     pts = cv2.findNonZero(edges)
     if pts is None:
-        return EdgeMaps(edges, bins)
+        return EdgeMaps(edges, padded)
     pts = pts.reshape(-1, 2)
     x, y = pts[:, 0], pts[:, 1]
-    dx = cv2.Sobel(img, cv2.CV_16S, 1, 0, ksize=3).reshape(edges.shape + (-1,))[y, x]
-    dy = cv2.Sobel(img, cv2.CV_16S, 0, 1, ksize=3).reshape(edges.shape + (-1,))[y, x]
-    dx, dy = dx.astype(np.float32), dy.astype(np.float32)
-    k = np.argmax(dx * dx + dy * dy, axis=1)[:, None]
-    gx = np.take_along_axis(dx, k, 1)[:, 0]
-    gy = np.take_along_axis(dy, k, 1)[:, 0]
-    # the edge line's direction is the gradient's turned a quarter
-    ang = (np.degrees(np.arctan2(gy, gx)) + 90.0) % 180.0
+    at = y * w + x
+    dx = cv2.Sobel(img, cv2.CV_16S, 1, 0, ksize=3).reshape(h * w, -1)[at]
+    dy = cv2.Sobel(img, cv2.CV_16S, 0, 1, ksize=3).reshape(h * w, -1)[at]
+    if dx.shape[1] > 1:  # the strongest channel's gradient (squares exact in int32)
+        dx32, dy32 = dx.astype(np.int32), dy.astype(np.int32)
+        k = np.argmax(dx32 * dx32 + dy32 * dy32, axis=1)
+        n = np.arange(len(k))
+        gx, gy = dx[n, k].astype(np.float32), dy[n, k].astype(np.float32)
+    else:
+        gx, gy = dx[:, 0].astype(np.float32), dy[:, 0].astype(np.float32)
+    # the edge line's direction is the gradient's turned a quarter (mod 180 by hand:
+    # numpy's float remainder is slow, and the angle here lies within -90..270)
+    deg = np.degrees(np.arctan2(gy, gx)) + 90.0
+    ang = np.where(deg < 0, deg + 180.0, np.where(deg >= 180.0, deg - 180.0, deg))
+    at = (y + 1) * (w + 2) + x + 1
     kernel = np.ones((3, 3), np.uint8)
     for b in range(4):
-        d = np.abs((ang - 45.0 * b + 90.0) % 180.0 - 90.0)
-        sel = d <= BIN_HALF_WIDTH_DEG
-        bins[b, y[sel], x[sel]] = 1
-        bins[b] = cv2.dilate(bins[b], kernel)
-    return EdgeMaps(edges, bins)
+        t = ang - 45.0 * b + 90.0
+        sel = ((t >= _BIN_LO) & (t <= _BIN_HI)) | ((t >= _BIN_LO + 180.0) & (t <= _BIN_HI + 180.0))
+        padded[b].reshape(-1)[at[sel]] = 1
+        padded[b] = cv2.dilate(padded[b], kernel)
+    # the border stays empty (a dilated edge at the picture's rim spilled onto it)
+    padded[:, 0] = 0
+    padded[:, -1] = 0
+    padded[:, :, 0] = 0
+    padded[:, :, -1] = 0
+    return EdgeMaps(edges, padded)
 
 
 def segments(edges: np.ndarray, min_length: float) -> np.ndarray:
@@ -294,7 +314,7 @@ def _line_support(p0: np.ndarray, p1: np.ndarray, maps: EdgeMaps,
     y *= row
     x += y
     x += ((k * (h + 2) + 1) * row + 1).astype(np.int32)[:, None]
-    hits = maps.padded[x].sum(axis=1, dtype=np.int32)
+    hits = maps.padded.reshape(-1)[x].sum(axis=1, dtype=np.int32)
     return hits / np.float64(samples)
 
 
