@@ -120,7 +120,7 @@ def search(grid: DeckGrid, img: np.ndarray, long_px: float,
     found = []
     for i in idx:
         j = int(np.argmax(s[i]))
-        q = quads[i] if j < n_faces else np.roll(quads[i], 2, axis=0)
+        q = quads[i] if j < n_faces else Q.roll_corners(quads[i], 2)
         q, sc = polish(grid.grids[j % n_faces], pyramid, q[None], PLACE_STEPS, grow=False,
                        any_turn=False)
         found.append((q[0], float(sc[0, 0])))

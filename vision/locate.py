@@ -25,7 +25,7 @@ import numpy as np
 from companion.core.cards import SEATS, Seat
 from vision import proposals as P
 from vision import quads as Q
-from vision.faces import MIN_SCORE, FaceBank, ecc_align, rectify
+from vision.faces import MIN_SCORE, FaceBank, ecc_align, rectify, rectify_all
 from vision.profile import CARD_MM
 
 #: Rows of the shrunk frame the Twilight card is looked for in (a card 45 px long at
@@ -242,14 +242,14 @@ def clockwise(quad: np.ndarray) -> np.ndarray:
     """*quad*'s corners clockwise on the picture (y down), from the same first one."""
     q = np.asarray(quad, np.float32)
     x, y = q[:, 0], q[:, 1]
-    area = float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1)))
+    area = float(np.dot(x, Q.roll_corners(y, 1)) - np.dot(y, Q.roll_corners(x, 1)))
     return q if area > 0 else q[[0, 3, 2, 1]]
 
 
 def art_aspect(quad: Quad) -> float:
     """Height / width of *quad* taken as the art's TL, TR, BR, BL."""
     q = np.asarray(quad, np.float32)
-    d = np.hypot(*(np.roll(q, -1, axis=0) - q).T)
+    d = np.hypot(*(Q.roll_corners(q, 1) - q).T)
     return float((d[1] + d[3]) / max(d[0] + d[2], 1e-6))
 
 
@@ -257,7 +257,7 @@ def clockwise_all(quads: np.ndarray) -> np.ndarray:
     """Each of *quads* (N x 4 x 2) with its corners clockwise on the picture."""
     q = np.asarray(quads, np.float32)
     x, y = q[..., 0], q[..., 1]
-    area = (x * np.roll(y, -1, axis=1) - y * np.roll(x, -1, axis=1)).sum(axis=1)
+    area = (x * Q.roll_corners(y, 1, axis=1) - y * Q.roll_corners(x, 1, axis=1)).sum(axis=1)
     return np.where((area > 0)[:, None, None], q, q[:, [0, 3, 2, 1]])
 
 
@@ -439,7 +439,7 @@ class TwilightFinder:
             idx += [i for i in Q.rough_distinct(hyp, np.argsort(-halves, kind="stable"),
                                                  FACE_ROUGH) if i not in idx]
         q = Q.refine(hyp[idx], hy.maps)
-        d = np.hypot(*(np.roll(q, -1, axis=1) - q).transpose(2, 0, 1))
+        d = np.hypot(*(Q.roll_corners(q, 1, axis=1) - q).transpose(2, 0, 1))
         long = np.maximum(d[:, 0] + d[:, 2], d[:, 1] + d[:, 3]) / 2
         short = np.minimum(d[:, 0] + d[:, 2], d[:, 1] + d[:, 3]) / 2
         lo, hi = hy.long_range
@@ -512,7 +512,7 @@ class TwilightFinder:
             if score[i].max() < MIN_SCORE * REFINE_SHARE:
                 break
             r = int(np.argmax(score[i]))
-            rough = np.roll(quads[i], -r, axis=0)
+            rough = Q.roll_corners(quads[i], r)
             tries = self.tries(frame, rough, refined=False)
             # each try at the turns that give the taught shape (other turns squeeze the
             # face onto another shape: a part of the card, or something else)
@@ -525,7 +525,7 @@ class TwilightFinder:
             k = int(np.argmax(ts.max(axis=1)))
             r = int(np.argmax(ts[k]))
             s = raw[k]
-            quad = np.roll(tries[k], -r, axis=0)
+            quad = Q.roll_corners(tries[k], r)
             best = float(s[r])
             if ts[k, r] <= -2.0:
                 continue
@@ -563,10 +563,10 @@ class TwilightFinder:
         for i, shifted in zip(top, clockwise_all(moved), strict=True):
             if part[i].max() < PART_SCORE * REFINE_SHARE:
                 break
-            rough = np.roll(quads[i], -int(np.argmax(part[i])), axis=0)
+            rough = Q.roll_corners(quads[i], int(np.argmax(part[i])))
             tries = self.tries(frame, rough, refined=False)
             p = self.part_scores(frame, [shifted])[0]
-            shifted = np.roll(shifted, -int(np.argmax(p)), axis=0)
+            shifted = Q.roll_corners(shifted, int(np.argmax(p)))
             tries += self.tries(frame, shifted, refined=False)
             ps = np.where([self.fits(t) for t in tries], self.part_scores(frame, tries), -2.0)
             if ps[:2].max() >= PART_SCORE:  # refined only where the parts fit (tries)
@@ -578,7 +578,7 @@ class TwilightFinder:
                 r = int(np.argmax(p))
                 if p[r] < PART_SCORE:  # (-2: no turn of the taught shape)
                     continue
-                quad = np.roll(t, -r, axis=0)
+                quad = Q.roll_corners(t, r)
                 seen = _cut_cells(self.bank._prepared(self.warps(frame, [t])[r:r + 1])[0],
                                   self.cells)
                 score, share, mask = visible_cells(seen, self.face_cells, self.cells)
@@ -612,8 +612,8 @@ class TwilightFinder:
             if pics is None:
                 # from corners 2 and 3 the same pixels as from 0 and 1, turned half round
                 # (to a grey level's rounding)
-                turns = [rectify(frame, np.roll(q, -r, axis=0), self.size) for r in range(2)]
-                pics = self._warps[key] = np.stack(turns + [t[::-1, ::-1] for t in turns])
+                turns = rectify_all(frame, [q, Q.roll_corners(q, 1)], self.size)
+                pics = self._warps[key] = np.concatenate([turns, turns[:, ::-1, ::-1]])
             out.append(pics)
         return np.concatenate(out) if out else np.zeros((0, self.size[1], self.size[0], 3),
                                                         np.uint8)

@@ -40,6 +40,8 @@ PYRAMID_LEVELS = 5
 #: grown by to fit the face better: half a step of the search that proposed it, then
 #: half that.
 POLISH_STEPS = (0.15, 0.07)
+#: a quad's corners from its second on (np.roll(q, -1) along the corners)
+_NEXT = np.array([1, 2, 3, 0])
 
 
 def grid_shape(aspect: float) -> tuple[int, int]:
@@ -139,7 +141,7 @@ class FaceGrid:
         q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
         if not len(q):
             return np.zeros((0, len(self.weights) * 3), np.float32)
-        corners = np.stack([q, np.roll(q, -1, axis=1)], axis=1).reshape(-1, 4, 2)
+        corners = np.stack([q, q[:, _NEXT]], axis=1).reshape(-1, 4, 2)
         return self.seen(pyramid, corners)
 
     def weigh(self, seen: np.ndarray, halves: bool = True

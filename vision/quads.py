@@ -72,6 +72,18 @@ REFINE_OFFSETS = (np.linspace(-0.12, 0.12, 9), np.linspace(-0.03, 0.03, 7))
 REFINE_TURNS_DEG = ((-2.0, 0.0, 2.0), (-1.0, 0.0, 1.0))
 
 
+#: A quad's corners from corner r on (the same as ``np.roll(q, -r)`` along the
+#: corners, without its cost on small arrays): ``q[CORNERS_FROM[r]]``.
+CORNERS_FROM = [np.array([(i + r) % 4 for i in range(4)]) for r in range(4)]
+
+
+def roll_corners(q: np.ndarray, r: int, axis: int = 0) -> np.ndarray:
+    """*q* (a quad, 4 x ..., or with *axis* 1 quads, N x 4 x ...) from its corner r on:
+    ``np.roll(q, -r, axis)``."""
+    index = CORNERS_FROM[r % 4]
+    return q[index] if axis == 0 else q[:, index]
+
+
 @dataclass
 class EdgeMaps:
     """Edges of one picture by direction: ``bins[k]`` holds edge pixels whose line runs
@@ -267,7 +279,7 @@ def side_support(quads: np.ndarray, maps: EdgeMaps, samples: int = SIDE_SAMPLES
         return np.zeros((0, 4), np.float32)
     q = np.asarray(quads, np.float32)
     p0 = q.reshape(-1, 2)
-    p1 = np.roll(q, -1, axis=1).reshape(-1, 2)
+    p1 = roll_corners(q, 1, axis=1).reshape(-1, 2)
     return _line_support(p0, p1, maps, samples).reshape(len(q), 4)
 
 
@@ -280,7 +292,7 @@ def run_on(quads: np.ndarray, maps: EdgeMaps, reach: tuple[float, float] = (0.15
     if not len(quads):
         return np.zeros((0, 8), np.float32)
     q = np.asarray(quads, np.float32)
-    a, b = q, np.roll(q, -1, axis=1)
+    a, b = q, roll_corners(q, 1, axis=1)
     d = np.hypot(*(b - a).transpose(2, 0, 1))
     short = np.minimum(d[:, 0] + d[:, 2], d[:, 1] + d[:, 3]) / 2
     u = (b - a) / np.maximum(d, 1e-6)[..., None]
@@ -331,12 +343,12 @@ def refine(quads: np.ndarray, maps: EdgeMaps) -> np.ndarray:
         cos, sin = np.cos(turns), np.sin(turns)
         n_o = len(shares)
         centre = (n_t // 2) * n_o + n_o // 2
-        d = np.hypot(*(np.roll(q, -1, axis=1) - q).transpose(2, 0, 1))
+        d = np.hypot(*(roll_corners(q, 1, axis=1) - q).transpose(2, 0, 1))
         short = np.minimum(d[:, 0] + d[:, 2], d[:, 1] + d[:, 3]) / 2
         step = np.maximum(short * float(shares[1] - shares[0]), 1.0)
         offs = (np.arange(n_o, dtype=np.float32) - n_o // 2)[None, :] * step[:, None]
         a = q
-        b = np.roll(q, -1, axis=1)
+        b = roll_corners(q, 1, axis=1)
         mid = (a + b) / 2
         dv = b - a
         half = np.hypot(dv[..., 0], dv[..., 1])[..., None] / 2          # N x 4 x 1
@@ -358,7 +370,7 @@ def refine(quads: np.ndarray, maps: EdgeMaps) -> np.ndarray:
         l0 = np.take_along_axis(p0, best[..., None, None], 2)[:, :, 0]
         l1 = np.take_along_axis(p1, best[..., None, None], 2)[:, :, 0]
         # corner i is where side i-1 meets side i
-        q = _intersect(np.roll(l0, 1, axis=1), np.roll(l1, 1, axis=1), l0, l1, q)
+        q = _intersect(roll_corners(l0, -1, axis=1), roll_corners(l1, -1, axis=1), l0, l1, q)
     return q.astype(np.float32)
 
 
@@ -455,7 +467,7 @@ def card_quads(img: np.ndarray, aspect: float, long_range: tuple[float, float], 
     idx = rough_distinct(hyp, order, 2 * keep if rough is None else rough)
     q = refine(hyp[idx], maps)
     sides = side_support(q, maps)
-    d = np.hypot(*(np.roll(q, -1, axis=1) - q).transpose(2, 0, 1))
+    d = np.hypot(*(roll_corners(q, 1, axis=1) - q).transpose(2, 0, 1))
     long = np.maximum(d[:, 0] + d[:, 2], d[:, 1] + d[:, 3]) / 2
     short = np.minimum(d[:, 0] + d[:, 2], d[:, 1] + d[:, 3]) / 2
     ok = ((long >= long_range[0] * 0.9) & (long <= long_range[1] * 1.1) & (short >= 3)

@@ -37,6 +37,7 @@ from vision.faces import (
     bank_sizes,
     ecc_align,
     rectify,
+    rectify_all,
 )
 from vision.facesearch import DeckGrid
 from vision.facesearch import search as face_search
@@ -378,7 +379,7 @@ class SideReader:
         """Correlations (N x 2K) of the insides of *quads* (frame px; TL, TR, BR, BL of a
         card upright) with every face both ways up, at the coarsest resolution."""
         coarse = self.banks[0]
-        return coarse.scores(np.stack([rectify(frame, q, coarse.size) for q in quads]))
+        return coarse.scores(rectify_all(frame, quads, coarse.size))
 
     def likeness(self, frame: np.ndarray, quads: list[np.ndarray]) -> np.ndarray:
         """How much each of *quads* (frame px, any corner first) looks like a face: its
