@@ -239,8 +239,10 @@ class SideReader:
         if not quads:
             return None, -1.0
         frame, f, off = zone.frame, zone.f, zone.off
-        grown = [((q - q.mean(axis=0)) * g + q.mean(axis=0)) / np.float32(f) + off
-                 for q in quads for g in grow]  # in frame px
+        qs = np.stack(quads)
+        centre = qs.mean(axis=1, keepdims=True)
+        grown = list((((qs - centre)[:, None] * np.float32(grow)[:, None, None] + centre[:, None])
+                      / np.float32(f) + off).reshape(-1, 4, 2))  # in frame px, each grown
         owner = [i for i in range(len(quads)) for _ in grow]
         s = self.coarse_scores(frame, grown)
         order = np.argsort(-s.max(axis=1))[:FINE_CANDIDATES]
@@ -430,8 +432,9 @@ def _runs_on(quad: np.ndarray, maps: Q.EdgeMaps) -> float:
 
 def portrait(quad: np.ndarray) -> np.ndarray:
     """*quad* (clockwise) from the corner that makes side 0-1 a short side."""
-    d = np.hypot(*(np.roll(quad, -1, axis=0) - quad).T)
-    return quad if d[0] + d[2] <= d[1] + d[3] else np.roll(quad, -1, axis=0)
+    turned = Q.roll_corners(quad, 1)
+    d = np.hypot(*(turned - quad).T)
+    return quad if d[0] + d[2] <= d[1] + d[3] else turned
 
 
 def align(frame: np.ndarray, quad: np.ndarray, bank: FaceBank, face: int) -> np.ndarray:
