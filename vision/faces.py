@@ -86,14 +86,20 @@ def _channel_sums(stack: np.ndarray) -> np.ndarray:
     return out
 
 
+def _channel_means(stack: np.ndarray) -> np.ndarray:
+    """numpy's ``stack.mean(axis=1, keepdims=True)`` of *stack* (N x P x 3 float32, C
+    order): :func:`_channel_sums` divided by the count (an intp, as numpy divides), in
+    float32."""
+    sums = _channel_sums(stack)
+    return np.true_divide(sums, np.intp(stack.shape[1]), out=sums, casting="unsafe")
+
+
 def _standard_rows(stack: np.ndarray) -> np.ndarray:
     """Each row of *stack* (N x P x 3 float32) standardised per channel, flattened and
     scaled so a row's dot product with another is the mean of the channels' NCC."""
     stack = np.ascontiguousarray(stack, np.float32)
     # the mean as numpy's mean(axis=1): the sum divided by the count, an intp
-    sums = _channel_sums(stack)
-    mean = np.true_divide(sums, np.intp(stack.shape[1]), out=sums, casting="unsafe")
-    m = stack - mean
+    m = stack - _channel_means(stack)
     n = np.sqrt(_channel_sums(m * m))
     m /= np.maximum(n, 1e-3)
     m *= np.float32(1 / np.sqrt(3))
@@ -139,6 +145,7 @@ class FaceBank:
         self._cores = np.concatenate([up, turned])  # 2K x h' x w' x 3, for cell scores
         self._cells: dict[tuple[int, int], np.ndarray] = {}
         self._one: dict[tuple[int, tuple[int, int]], tuple] = {}  # see :meth:`one_face`
+        self._centre: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # see :meth:`_centred`
         #: faces blurred for duels, and the duels' pairs (see :meth:`_pair`)
         self._blur: dict[tuple[int, float], np.ndarray] = {}
         self._pairs: dict[tuple[int, int, float], tuple] = {}
@@ -322,9 +329,9 @@ class FaceBank:
         correlate with, passes when the card is plain there too, and a quarter where
         another card or a hand lies fails)."""
         x = self._prepared(card[None])[0].reshape(-1, 3)
-        f = self._cores[index].reshape(-1, 3)
-        xm, fm = x - x.mean(axis=0), f - f.mean(axis=0)
-        gain = (xm * fm).sum(axis=0) / np.maximum((fm * fm).sum(axis=0), 1e-6)
+        fm, ff = self._centred(index)
+        xm = x - _channel_means(x[None])[0, 0]
+        gain = _channel_sums((xm * fm)[None])[0, 0] / np.maximum(ff, 1e-6)
         resid = (xm - fm * gain).reshape(self._cores.shape[1:])
         total = float((xm * xm).sum())
         h, w = resid.shape[:2]
@@ -333,6 +340,16 @@ class FaceBank:
             for xs in (slice(0, w // 2), slice(w // 2, w)):
                 worst = max(worst, 4 * float((resid[ys, xs] ** 2).sum()) / max(total, 1e-6))
         return float(np.sqrt(max(0.0, 1.0 - worst)))
+
+    def _centred(self, index: int) -> tuple[np.ndarray, np.ndarray]:
+        """Face row *index* (P x 3) less its mean per channel, and its sums of squares
+        (3), as :meth:`quarters` uses them (made once a face)."""
+        got = self._centre.get(index)
+        if got is None:
+            f = self._cores[index].reshape(-1, 3)
+            fm = f - f.mean(axis=0)
+            got = self._centre[index] = (fm, (fm * fm).sum(axis=0))
+        return got
 
     def one_face(self, cards: np.ndarray, index: int, cells: tuple[int, int]
                  ) -> tuple[np.ndarray, np.ndarray]:
