@@ -20,9 +20,10 @@ from companion.cli import main
 from companion.core.cards import CARD_IDS, SEATS, TWILIGHT_ID, Card
 from vision.annotate import annotate
 from vision.deck_art import render_card
-from vision.profile import REQUIRED_IDS, DeckProfile, builtin_profile
+from vision.profile import REQUIRED_IDS, DeckProfile, builtin_profile, load_deck
 from vision.recognise import Recogniser
-from vision.sim.simulator import render_scene, table_texture
+from vision.sim.decks import sim_deck, taught_deck
+from vision.sim.simulator import add_glare, render_scene, table_texture
 
 SIZE = (640, 480)
 #: image px per mm of the composed scenes: a card 88 mm long is 79 px
@@ -379,10 +380,13 @@ def test_enrol_refuses_faces_it_cannot_tell_apart(tmp_path, capsys):
 
 
 def _card_photo(card_id: str, angle: float, *, tight: bool = False, seed: int = 0,
-                cloth: np.ndarray | None = None) -> np.ndarray:
-    """One card on a table (or on *cloth*, 480 x 480), turned *angle*, seen with mild
-    perspective, as a phone takes it; or (*tight*) cropped to the card."""
-    face = render_card(card_id, style=0, px_per_mm=4.0)
+                cloth: np.ndarray | None = None, face: np.ndarray | None = None
+                ) -> np.ndarray:
+    """One card (the built-in deck's, or *face*) on a table (or on *cloth*, 480 x 480),
+    turned *angle*, seen with mild perspective, as a phone takes it; or (*tight*)
+    cropped to the card."""
+    if face is None:
+        face = render_card(card_id, style=0, px_per_mm=4.0)
     if tight:
         return cv2.GaussianBlur(face, (0, 0), 0.8)
     img = np.ascontiguousarray(table_texture(seed % 3, (480, 480)).copy() if cloth is None
@@ -423,6 +427,27 @@ def test_recognise_card_photo_on_gingham():
                                           ("sun-souls-3", 45.0, 45.0, 4)):
         cloth = _gingham(2 * 202 / across, weave, (480, 480))
         assert rec.identify_card(_card_photo(card_id, angle, cloth=cloth)).card_id == card_id
+
+
+@pytest.mark.parametrize("card_id,angle,at", [("moon-novice", 108.0, (-0.25, -0.3)),
+                                               ("moon-novice", 108.0, (0.25, -0.3)),
+                                               ("moon-novice", 108.0, (-0.25, 0.3)),
+                                               ("moon-souls-3", 37.0, (-0.25, -0.3))])
+def test_a_lamps_reflection_on_a_dark_card(card_id, angle, at):
+    """A lamp's reflection on a dark card lifts every channel without washing it out
+    to white, so no glare mask catches it and a quarter of the card matches no face:
+    where the card is brighter in every channel than its best face predicts, a spot,
+    is left out as glare is."""
+    deck = sim_deck(104)  # a taught deck of dark cards with sparse prints
+    rec = Recogniser(load_deck(taught_deck(104)))
+    face = deck.art(card_id, 4.0)
+    image = _card_photo(card_id, angle, face=face)
+    h, w = face.shape[:2]
+    a = np.radians(angle)
+    turn = np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
+    x, y = turn @ np.array([at[0] * w, at[1] * h]) * 0.8 + 240
+    add_glare(image, (x, y), 40, 0.45)
+    assert rec.identify_card(image).card_id == card_id
 
 
 # -- the command and the API ----------------------------------------------------------------

@@ -29,6 +29,7 @@ import cv2
 import numpy as np
 
 from companion.core.cards import CARD_IDS
+from vision.glare import specular_spot
 from vision.proposals import correlations, parts
 
 #: Resolutions (px per mm of the card's width as 63 mm) the faces are kept at; a card
@@ -375,6 +376,20 @@ class FaceBank:
         per = correlations(seen, *self._one[key])[:, :, 0]
         part = np.sort(per[:, 1:], axis=1)
         return per[:, 0], part[:, -((part.shape[1] + 1) // 2):].mean(axis=1)
+
+    def without_reflection(self, card: np.ndarray, index: int) -> np.ndarray | None:
+        """*card* (h x w x 3 uint8, at :attr:`size`) with a reflection that face row
+        *index* does not explain (:func:`vision.glare.specular_spot`) set to the mean
+        colour of the rest, as washed-out glare is; None where there is none."""
+        spot = specular_spot(self._prepared(card[None])[0], self._cores[index])
+        if spot is None:
+            return None
+        e = self.edge
+        blank = np.zeros(card.shape[:2], bool)
+        blank[e:e + spot.shape[0], e:e + spot.shape[1]] = spot
+        out = card.copy()
+        out[blank] = card[~blank].mean(axis=0).astype(np.uint8)
+        return out
 
     def cell_scores_each(self, cards: np.ndarray, cells: tuple[int, int]) -> np.ndarray:
         """Per-cell correlations (N x 2K x C) of *cards* with each face."""

@@ -352,6 +352,7 @@ class SideReader:
     def _identity(self, bank: FaceBank, row: np.ndarray, card: np.ndarray,
                   light: tuple[float, float, float] = (1.0, 1.0, 1.0)) -> Identity:
         n = len(bank.ids)
+        card, row = self._unlit(bank, row, card)
         best = bank.ids[int(np.argmax(row)) % n]
         # the cult by colour; the face decides among that cult's cards (two faces alike
         # but for their colours, as one picture printed in each cult's, are told apart
@@ -376,6 +377,23 @@ class SideReader:
             conf = min(conf, 0.49)
         return Identity(card_id, cult, conf, score, margin, turned, quarters, best, rival,
                         plausible, partial)
+
+    @staticmethod
+    def _unlit(bank: FaceBank, row: np.ndarray, card: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray]:
+        """A card its best face (by *row*) does not show whole: a reflection that did
+        not wash it out (:func:`vision.glare.specular_spot`) set to the mean colour of
+        the rest, as washed-out glare is, and *row* again; else as they were."""
+        n = len(bank.ids)
+        k = int(np.argmax(row))
+        upright = card[::-1, ::-1] if k >= n else card
+        if row[k] >= NAME_SCORE and bank.quarters(upright, k % n) >= WHOLE_QUARTERS:
+            return card, row
+        out = bank.without_reflection(card, k)
+        if out is None:
+            return card, row
+        again = bank.scores(out[None])[0]
+        return (out, again) if again.max() > row[k] else (card, row)
 
     def coarse_scores(self, frame: np.ndarray, quads: list[np.ndarray]) -> np.ndarray:
         """Correlations (N x 2K) of the insides of *quads* (frame px; TL, TR, BR, BL of a
