@@ -450,6 +450,24 @@ def test_a_lamps_reflection_on_a_dark_card(card_id, angle, at):
     assert rec.identify_card(image).card_id == card_id
 
 
+@pytest.mark.parametrize("deck", ["builtin", 106])
+def test_the_cult_of_a_card_photographed_in_a_dim_or_bright_room(deck):
+    """A photo of one card has no Twilight card to tell the light by: a dim room scales
+    every chroma, so the colours fall outside the cults' taught chroma histograms. The
+    hues stay: the cult is read from them."""
+    if deck == "builtin":
+        rec, art = Recogniser(builtin_profile(0)), None
+    else:
+        rec, art = Recogniser(load_deck(taught_deck(deck))), sim_deck(deck).art
+    for card_id, angle in (("sun-souls-6", 20.0), ("moon-souls-6", 200.0),
+                           ("sun-temple", 75.0), ("moon-altar", 300.0)):
+        face = None if art is None else art(card_id, 4.0)
+        for level in (0.45, 1.3):
+            image = _card_photo(card_id, angle, face=face).astype(np.float32) * level
+            ident = rec.identify_card(np.clip(image, 0, 255).astype(np.uint8))
+            assert ident.cult == card_id.split("-")[0], (card_id, level)
+
+
 # -- the command and the API ----------------------------------------------------------------
 
 

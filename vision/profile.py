@@ -49,6 +49,8 @@ OPTIONAL_IDS = BACK_IDS
 #: Chroma histogram of a cult: bins per axis over Lab a* and b* (OpenCV 8-bit Lab,
 #: 128 = neutral) and the chroma below which a pixel counts as grey (paper, ink, shadow).
 HIST_BINS = 16
+#: Hue bins over a full turn (30 degrees each): the cults' colours lie far apart in hue.
+HUE_BINS = 12
 CHROMA_MIN = 14.0
 #: Margin (mm) left out at a face's edge when measuring colours: the table shows there.
 COLOUR_MARGIN_MM = 3.0
@@ -170,6 +172,21 @@ def chroma_hist(bgr: np.ndarray, margin_mm: float = COLOUR_MARGIN_MM,
     b = lab[..., 2].astype(np.float32) - 128
     mask = ((a * a + b * b) > CHROMA_MIN ** 2).astype(np.uint8)
     hist = cv2.calcHist([lab], [1, 2], mask, [HIST_BINS, HIST_BINS], [0, 256, 0, 256])
+    total = float(hist.sum())
+    return hist / total if total > 0 else hist
+
+
+def hue_hist(bgr: np.ndarray) -> np.ndarray:
+    """Histogram of the chromatic pixels' hue (the angle of Lab a*, b*; HUE_BINS over a
+    full turn), each weighted by its chroma, summing to 1 (or 0). A light dimmer or
+    brighter than the one a card was taught in scales its chroma, not its hue."""
+    lab = cv2.cvtColor(bgr, cv2.COLOR_BGR2Lab).reshape(-1, 3).astype(np.float32)
+    a, b = lab[:, 1] - 128, lab[:, 2] - 128
+    chroma = np.hypot(a, b)
+    keep = chroma > CHROMA_MIN
+    turn = (np.arctan2(b[keep], a[keep]) / (2 * np.pi)) % 1.0
+    hist = np.bincount(np.minimum((turn * HUE_BINS).astype(np.int64), HUE_BINS - 1),
+                       weights=chroma[keep], minlength=HUE_BINS)
     total = float(hist.sum())
     return hist / total if total > 0 else hist
 

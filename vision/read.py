@@ -51,7 +51,7 @@ from vision.locate import (
     clockwise,
     zone_outline,
 )
-from vision.profile import CARD_MM, CHROMA_MIN, HIST_BINS
+from vision.profile import CARD_MM, CHROMA_MIN, HIST_BINS, hue_hist
 
 #: Resolution (px/mm) the zone is searched at, at most (never finer than the frame
 #: shows the table): a card is then about 38 x 53 px, its sides straight runs.
@@ -158,6 +158,9 @@ class SideReader:
                  aspect: float, *, mirror: bool = False) -> None:
         self.aspect = aspect
         self.cult_hist = cult_hist
+        self.cult_hue = {cult: hue_hist(np.concatenate(
+            [faces[c] for c in CARD_IDS if Card.parse(c).cult.value == cult]))
+            for cult in ("sun", "moon")}
         cards = {c: faces[c] for c in CARD_IDS}
         self.seen_long_mm: deque[float] = deque(maxlen=SIZE_MEMORY)
         self.cults = {cult: np.array([Card.parse(c).cult.value == cult for c in cards])
@@ -357,7 +360,7 @@ class SideReader:
         # the cult by colour; the face decides among that cult's cards (two faces alike
         # but for their colours, as one picture printed in each cult's, are told apart
         # by colour, not by a correlation that standardises each channel)
-        cult = colour_cult(card, self.cult_hist, light)
+        cult = colour_cult(card, self.cult_hist, light, self.cult_hue)
         allowed = None if cult is None else self.cults[cult]
         card_id, score, turned, margin, rival = bank.decide(row, allowed, card, light)
         if card_id != "unknown":
@@ -471,10 +474,14 @@ def align(frame: np.ndarray, quad: np.ndarray, bank: FaceBank, face: int) -> np.
 
 
 def colour_cult(card: np.ndarray, cult_hist: dict[str, np.ndarray],
-                light: tuple[float, float, float] = (1.0, 1.0, 1.0)) -> str | None:
+                light: tuple[float, float, float] = (1.0, 1.0, 1.0),
+                cult_hue: dict[str, np.ndarray] | None = None) -> str | None:
     """The cult whose chroma histogram the card's colours (divided by the *light*
     the Twilight card shows, so as taught) overlap clearly more (MIN_CULT_MARGIN), or
-    None (also when fewer than MIN_CHROMATIC of its pixels have a colour at all)."""
+    None (also when fewer than MIN_CHROMATIC of its pixels have a colour at all).
+    Where neither does (a light dimmer or brighter than the *light* known, as in a
+    photo of one card, scales every chroma), the cult whose *cult_hue* (hue
+    histograms, :func:`vision.profile.hue_hist`) its hues overlap clearly more."""
     gains = 1.0 / np.maximum(np.float32(light), 0.05)
     card = np.clip(card.astype(np.float32) * gains, 0, 255).astype(np.uint8)
     lab = cv2.cvtColor(card, cv2.COLOR_BGR2Lab)
@@ -487,5 +494,10 @@ def colour_cult(card: np.ndarray, cult_hist: dict[str, np.ndarray],
                         [0, 256, 0, 256])
     hist /= max(float(hist.sum()), 1.0)
     overlap = {c: float(np.minimum(hist, h).sum()) for c, h in cult_hist.items()}
+    (c1, o1), (_, o2) = sorted(overlap.items(), key=lambda kv: -kv[1])[:2]
+    if o1 - o2 >= MIN_CULT_MARGIN or cult_hue is None:
+        return c1 if o1 - o2 >= MIN_CULT_MARGIN else None
+    hues = hue_hist(card)
+    overlap = {c: float(np.minimum(hues, h).sum()) for c, h in cult_hue.items()}
     (c1, o1), (_, o2) = sorted(overlap.items(), key=lambda kv: -kv[1])[:2]
     return c1 if o1 - o2 >= MIN_CULT_MARGIN else None
