@@ -56,14 +56,14 @@ class CellMeans:
         self.h, self.w = img.shape[:2]
         self.sums = cv2.integral(img).astype(np.float32).reshape(-1, 3)
 
-    def sample(self, pts: np.ndarray, cell_px: np.ndarray) -> np.ndarray:
+    def sample(self, xs: np.ndarray, ys: np.ndarray, cell_px: np.ndarray) -> np.ndarray:
         """Mean colours (M x G x 3, float32) of squares *cell_px* (M) wide about points
-        *pts* (M x G x 2, px)."""
+        (*xs*, *ys*: M x G each, px)."""
         half = (np.maximum(np.asarray(cell_px, np.float32), 1.0) / 2)[:, None]
-        x0 = np.clip(np.rint(pts[..., 0] - half), 0, self.w - 1).astype(np.int32)
-        y0 = np.clip(np.rint(pts[..., 1] - half), 0, self.h - 1).astype(np.int32)
-        x1 = np.clip(np.rint(pts[..., 0] + half), x0 + 1, self.w).astype(np.int32)
-        y1 = np.clip(np.rint(pts[..., 1] + half), y0 + 1, self.h).astype(np.int32)
+        x0 = np.clip(np.rint(xs - half), 0, self.w - 1).astype(np.int32)
+        y0 = np.clip(np.rint(ys - half), 0, self.h - 1).astype(np.int32)
+        x1 = np.clip(np.rint(xs + half), x0 + 1, self.w).astype(np.int32)
+        y1 = np.clip(np.rint(ys + half), y0 + 1, self.h).astype(np.int32)
         row = self.w + 1
         total = (self.sums[y1 * row + x1] - self.sums[y0 * row + x1]
                  - self.sums[y1 * row + x0] + self.sums[y0 * row + x0])

@@ -67,17 +67,27 @@ class Pyramid:
         self.flat = np.concatenate([cv2.cvtColor(lv, cv2.COLOR_BGR2BGRA).reshape(-1, 4)
                                     for lv in levels]).view(np.uint32)[:, 0]
 
-    def sample(self, pts: np.ndarray, cell_px: np.ndarray) -> np.ndarray:
-        """Colours (M x G x 3, float32) at points *pts* (M x G x 2, level-0 px): each row of
-        points read at the level whose pixel is about half its *cell_px* (M)."""
+    def sample(self, xs: np.ndarray, ys: np.ndarray, cell_px: np.ndarray) -> np.ndarray:
+        """Colours (M x G x 3, float32) at points (*xs*, *ys*: M x G each, level-0 px):
+        each row of points read at the level whose pixel is about half its *cell_px*
+        (M)."""
         lv = np.clip(np.log2(np.maximum(cell_px, 1.0)).astype(np.int32), 0,
                      len(self.shapes) - 1)
-        h = self.shapes[lv, 0].astype(np.int32)[:, None]
-        w = self.shapes[lv, 1].astype(np.int32)[:, None]
+        h = self.shapes[lv, 0][:, None]
+        w = self.shapes[lv, 1][:, None]
         s = (np.float32(0.5) ** lv).astype(np.float32)[:, None]
-        x = np.minimum(((pts[..., 0] + 0.5) * s).astype(np.int32).clip(0), w - 1)
-        y = np.minimum(((pts[..., 1] + 0.5) * s).astype(np.int32).clip(0), h - 1)
-        words = self.flat[self.offsets[lv][:, None] + y * w + x]
+        x = xs + 0.5
+        x *= s
+        x = x.astype(np.int32)
+        np.clip(x, 0, w - 1, out=x)
+        y = ys + 0.5
+        y *= s
+        y = y.astype(np.int32)
+        np.clip(y, 0, h - 1, out=y)
+        y *= w
+        y += x
+        y += self.offsets[lv][:, None]
+        words = self.flat[y]
         return words.view(np.uint8).reshape(words.shape + (4,))[..., :3].astype(np.float32)
 
 
@@ -115,12 +125,14 @@ class FaceGrid:
         """The frame at the grid's cells inside each of *quads* (N x 4 x 2, corner 0 the
         face's top left): N x G*3, each cell's B, G, R in a row."""
         gw, gh = self.cells
-        # N x G x 2, as one product (2N x 4 corners' coordinates by G x 4 weights)
+        # N x 2 x G (x, then y), as one product (2N x 4 corners' coordinates by G x 4
+        # weights)
         pts = (quads.transpose(0, 2, 1).reshape(-1, 4) @ self.weights.T
-               ).reshape(len(quads), 2, -1).transpose(0, 2, 1)
+               ).reshape(len(quads), 2, -1)
         across = np.hypot(*(quads[:, 1] - quads[:, 0]).T) / gw
         down = np.hypot(*(quads[:, 3] - quads[:, 0]).T) / gh
-        return pyramid.sample(pts, np.minimum(across, down)).reshape(len(quads), -1)
+        return pyramid.sample(pts[:, 0], pts[:, 1], np.minimum(across, down)
+                              ).reshape(len(quads), -1)
 
     def scores(self, pyramid: Pyramid, quads: np.ndarray) -> np.ndarray:
         """Correlation (N x 4) of the face with the inside of each of *quads* (N x 4 x 2)
