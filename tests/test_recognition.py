@@ -450,6 +450,21 @@ def test_a_lamps_reflection_on_a_dark_card(card_id, angle, at):
     assert rec.identify_card(image).card_id == card_id
 
 
+@pytest.mark.parametrize("deck,card_id,angle,across", [(110, "moon-souls-4", 30.0, False),
+                                                        (110, "moon-souls-5", 250.0, True),
+                                                        (104, "sun-souls-3", 120.0, False)])
+def test_a_sparse_print_under_a_lamps_falloff(deck, card_id, angle, across):
+    """A lamp lights one end of the card more than the other: on a face of a few small
+    marks on plain paper the falloff is as strong as the print in a quarter, which no
+    part of the card missing explains. The quarter test fits the light's falloff."""
+    rec = Recogniser(load_deck(taught_deck(deck)))
+    image = _card_photo(card_id, angle, face=sim_deck(deck).art(card_id, 4.0))
+    ramp = np.linspace(1.35, 0.55, image.shape[0], dtype=np.float32)
+    light = ramp[None, :, None] if across else ramp[:, None, None]
+    lit = np.clip(image.astype(np.float32) * light, 0, 255).astype(np.uint8)
+    assert rec.identify_card(lit).card_id == card_id
+
+
 @pytest.mark.parametrize("deck", ["builtin", 106])
 def test_the_cult_of_a_card_photographed_in_a_dim_or_bright_room(deck):
     """A photo of one card has no Twilight card to tell the light by: a dim room scales

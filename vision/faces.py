@@ -147,6 +147,7 @@ class FaceBank:
         self._cells: dict[tuple[int, int], np.ndarray] = {}
         self._one: dict[tuple[int, tuple[int, int]], tuple] = {}  # see :meth:`one_face`
         self._centre: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # see :meth:`_centred`
+        self._shade: dict[int, tuple] = {}  # see :meth:`_shading`
         #: faces blurred for duels, and the duels' pairs (see :meth:`_pair`)
         self._blur: dict[tuple[int, float], np.ndarray] = {}
         self._pairs: dict[tuple[int, int, float], tuple] = {}
@@ -324,7 +325,9 @@ class FaceBank:
     def quarters(self, card: np.ndarray, index: int) -> float:
         """How well each quarter of *card* (upright, at :attr:`size`) is explained by
         face *index* upright, the least of the four, as a correlation: the card is
-        fitted to the face (per channel, gain and offset) over the whole card, and
+        fitted to the face over the whole card (per channel, a gain and an offset, each
+        free to vary linearly across and down the card: a lamp's falloff is no part
+        of the card missing), and
         each quarter's unexplained energy is counted against a quarter's share of the
         card's whole variance (so a plain quarter, where the face has nothing to
         correlate with, passes when the card is plain there too, and a quarter where
@@ -332,15 +335,47 @@ class FaceBank:
         x = self._prepared(card[None])[0].reshape(-1, 3)
         fm, ff = self._centred(index)
         xm = x - _channel_means(x[None])[0, 0]
-        gain = _channel_sums((xm * fm)[None])[0, 0] / np.maximum(ff, 1e-6)
-        resid = (xm - fm * gain).reshape(self._cores.shape[1:])
+        h, w = self._cores.shape[1:3]
+        # the light may fall off across the card: the face's gain may vary linearly
+        # over it, and so may an offset (a lamp's falloff, a sheen's edge)
+        u, v, inv, means = self._shading(index)
+        xs = xm.astype(np.float64)
+        rhs = np.stack([(fm * xs).sum(axis=0), (fm * u * xs).sum(axis=0),
+                        (fm * v * xs).sum(axis=0), (u * xs).sum(axis=0),
+                        (v * xs).sum(axis=0)], axis=1)                 # 3 x 5
+        coef = np.einsum("cij,cj->ci", inv, rhs)                          # 3 x 5
+        fit = (fm * (coef[:, 0] + coef[:, 1] * u + coef[:, 2] * v) + coef[:, 3] * u
+               + coef[:, 4] * v - (means * coef).sum(axis=1))
+        resid = (xs - fit).reshape(h, w, 3)
         total = float((xm * xm).sum())
-        h, w = resid.shape[:2]
         worst = 0.0
         for ys in (slice(0, h // 2), slice(h // 2, h)):
             for xs in (slice(0, w // 2), slice(w // 2, w)):
                 worst = max(worst, 4 * float((resid[ys, xs] ** 2).sum()) / max(total, 1e-6))
         return float(np.sqrt(max(0.0, 1.0 - worst)))
+
+    def _shading(self, index: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """What :meth:`quarters` fits face row *index* with, made once a face: the
+        across and down coordinates (P x 1, -0.5..0.5), and per channel the inverse
+        of the normal matrix (3 x 5 x 5) and the means (3 x 5) of the columns face,
+        face x across, face x down, across, down (the face less its mean)."""
+        got = self._shade.get(index)
+        if got is None:
+            h, w = self._cores.shape[1:3]
+            yy, xx = np.mgrid[0:h, 0:w].astype(np.float64)
+            u = (xx / max(w - 1, 1) - 0.5).reshape(-1, 1)
+            v = (yy / max(h - 1, 1) - 0.5).reshape(-1, 1)
+            fm = self._centred(index)[0].astype(np.float64)
+            inv, means = [], []
+            for c in range(3):
+                f = fm[:, c:c + 1]
+                A = np.hstack([f, f * u, f * v, u, v])
+                m = A.mean(axis=0)
+                Ac = A - m
+                inv.append(np.linalg.pinv(Ac.T @ Ac))
+                means.append(m)
+            got = self._shade[index] = (u, v, np.stack(inv), np.stack(means))
+        return got
 
     def _centred(self, index: int) -> tuple[np.ndarray, np.ndarray]:
         """Face row *index* (P x 3) less its mean per channel, and its sums of squares
