@@ -465,6 +465,20 @@ def test_a_sparse_print_under_a_lamps_falloff(deck, card_id, angle, across):
     assert rec.identify_card(lit).card_id == card_id
 
 
+@pytest.mark.parametrize("card_id,angle,tint", [("sun-temple", 75.0, (0.65, 0.9, 1.15)),
+                                                ("sun-adept", 140.0, (0.65, 0.9, 1.15)),
+                                                ("moon-adept", 10.0, (1.2, 0.95, 0.7))])
+def test_a_card_photographed_in_tinted_light_is_read_by_its_prints_white(card_id, angle,
+                                                                          tint):
+    """A taught deck whose faces are printed alike in both cults' colours: in a photo
+    of one card under a warm or cool light (B, G, R gains *tint*) only the colours tell
+    the cult, and no Twilight card shows the light. The print's white parts do."""
+    rec = Recogniser(load_deck(taught_deck(107)))
+    image = _card_photo(card_id, angle, face=sim_deck(107).art(card_id, 4.0))
+    lit = np.clip(image.astype(np.float32) * np.float32(tint), 0, 255).astype(np.uint8)
+    assert rec.identify_card(lit).card_id == card_id
+
+
 @pytest.mark.parametrize("deck", ["builtin", 106])
 def test_the_cult_of_a_card_photographed_in_a_dim_or_bright_room(deck):
     """A photo of one card has no Twilight card to tell the light by: a dim room scales

@@ -66,6 +66,11 @@ DUEL_PAIRS = 128
 #: ``deck enrol`` refuses such a deck. (The built-in deck's most alike pair, an adept
 #: and a priest a numeral apart, correlate 0.978.)
 ALIKE_LIMIT = 0.995
+#: A face's neutral parts (:meth:`FaceBank.light_on`): chroma (Lab) under LIGHT_CHROMA,
+#: lightness (0-100) over LIGHT_LIGHTNESS, at least LIGHT_SHARE of the face.
+LIGHT_CHROMA = 15.0
+LIGHT_LIGHTNESS = 40.0
+LIGHT_SHARE = 0.05
 #: Nominal card width (mm) the resolutions are counted in.
 WIDTH_MM = 63.0
 
@@ -411,6 +416,24 @@ class FaceBank:
         per = correlations(seen, *self._one[key])[:, :, 0]
         part = np.sort(per[:, 1:], axis=1)
         return per[:, 0], part[:, -((part.shape[1] + 1) // 2):].mean(axis=1)
+
+    def light_on(self, card: np.ndarray, index: int) -> tuple[float, float, float] | None:
+        """The light on *card* (h x w x 3 uint8, at :attr:`size`), per channel (B, G,
+        R) how much brighter it shows than face row *index*, read where that face is
+        white or grey (its chroma under LIGHT_CHROMA, its lightness over
+        LIGHT_LIGHTNESS): a print's neutral parts show the light's colour. None where
+        less than LIGHT_SHARE of the face is neutral."""
+        face = self._cores[index]
+        lab = cv2.cvtColor(np.clip(face, 0, 255).astype(np.uint8),
+                           cv2.COLOR_BGR2Lab).reshape(-1, 3).astype(np.float32)
+        neutral = ((np.hypot(lab[:, 1] - 128, lab[:, 2] - 128) < LIGHT_CHROMA)
+                   & (lab[:, 0] > LIGHT_LIGHTNESS * 2.55))
+        if neutral.mean() < LIGHT_SHARE:
+            return None
+        x = self._prepared(card[None])[0].reshape(-1, 3)[neutral].sum(axis=0)
+        f = face.reshape(-1, 3)[neutral].sum(axis=0)
+        g = x / np.maximum(f, 1e-6)
+        return float(g[0]), float(g[1]), float(g[2])
 
     def without_reflection(self, card: np.ndarray, index: int) -> np.ndarray | None:
         """*card* (h x w x 3 uint8, at :attr:`size`) with a reflection that face row

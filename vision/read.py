@@ -419,7 +419,12 @@ class SideReader:
         j = int(np.argmax(s.max(axis=1)))
         q = align(frame, grown[j], fine, int(np.argmax(s[j])))
         card = without_glare(rectify(frame, q, fine.size))
-        ident = self._identity(fine, fine.scores(card[None])[0], card)
+        row = fine.scores(card[None])[0]
+        # no Twilight card shows the light here: its print's neutral parts do, where
+        # the card shows its best face clearly enough to say where those lie
+        light = (fine.light_on(card, int(np.argmax(row))) if row.max() >= NAME_SCORE
+                 else None) or (1.0, 1.0, 1.0)
+        ident = self._identity(fine, row, card, light)
         return (np.roll(q, 2, axis=0) if ident.upside_down else q), ident
 
 
