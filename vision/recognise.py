@@ -54,12 +54,12 @@ from vision.read import Identity, SideReader
 #: ``recognise --card``: the photo is shrunk to at most this many px on its long side
 #: to look for the card's outline, which must fill at least this share of the photo's
 #: shorter side along its own long side (a photo of one card, not of a table). A card
-#: is then 100-270 px long, its sides straight runs of edges, and a dim photo's
-#: sensor noise is averaged away (at 480 px it made edges everywhere); the card is
-#: named at the photo's own resolution. (Tuning photos: 221 of 264 right at 480 px,
-#: 234 at 320, 236 at 240, 230 at 200 and 160; 320 keeps the outline finer for the
-#: same figure.)
-CARD_PHOTO_PX = 320
+#: is then 70-200 px long, its sides straight runs of edges, and a dim photo's sensor
+#: noise is averaged away (at 480 px it made edges everywhere); the card is named at
+#: the photo's own resolution. (Tuning photos, 264: 243 right at 240 px, 241 at 280
+#: and 320, 221 at 480 before the reflection and light steps; alike faces a numeral
+#: apart flip with the outline's start, as the built-in tests' novice did at 320.)
+CARD_PHOTO_PX = 240
 CARD_PHOTO_MIN_SHARE = 0.3
 #: ... and how many of the best outlines there (and the whole photo, a tight crop)
 #: are named: the one whose face shows best is the card. They are the best by their
