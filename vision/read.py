@@ -43,6 +43,7 @@ from vision.facesearch import DeckGrid
 from vision.facesearch import search as face_search
 from vision.glare import without_glare
 from vision.locate import (
+    REFINE_SHARE,
     ZONE_DEPTH_MM,
     ZONE_HALF_WIDTH_MM,
     TwilightPose,
@@ -250,6 +251,12 @@ class SideReader:
         s = self.coarse_scores(frame, grown)
         order = np.argsort(-s.max(axis=1))[:FINE_CANDIDATES]
         likeness = float(s.max())
+        if likeness < MIN_SCORE * REFINE_SHARE and not by_face \
+                and float(sides.min(axis=1).max()) < OUTLINE_SURE:
+            # no outline's inside looks even that much like a face (as the finder's:
+            # a quad a few px off a card correlates far more) nor is one outlined all
+            # round: no card lies there, and nothing is aligned to say so
+            return None, likeness
         fine = self.bank_for(zone.native)
         middle = self.bank_for(min(zone.native, ALIGN_PX_PER_MM))
         best = None
