@@ -479,9 +479,14 @@ def rectify_all(frame: np.ndarray, quads: list[np.ndarray] | np.ndarray,
     out = np.empty((len(quads), h, w) + frame.shape[2:], frame.dtype)
     diag = 2.5 * float(np.hypot(w, h))
     dst = np.float32([(0, 0), (w, 0), (w, h), (0, h)]) - 0.5
+    dst2 = np.float32([(0, 0), (w * 2, 0), (w * 2, h * 2), (0, h * 2)]) - 0.5
     for i, quad in enumerate(quads):
         if float(np.hypot(*(np.asarray(quad[2], np.float32) - quad[0]))) > diag:
-            out[i] = rectify(frame, quad, size)  # supersampled
+            # supersampled, as rectify does
+            M = cv2.getPerspectiveTransform(np.asarray(quad, np.float32), dst2)
+            big = cv2.warpPerspective(frame, M, (w * 2, h * 2), flags=cv2.INTER_LINEAR,
+                                      borderMode=cv2.BORDER_REPLICATE)
+            cv2.resize(big, (w, h), dst=out[i], interpolation=cv2.INTER_AREA)
             continue
         M = cv2.getPerspectiveTransform(np.asarray(quad, np.float32), dst)
         cv2.warpPerspective(frame, M, (w, h), dst=out[i], flags=cv2.INTER_LINEAR,
