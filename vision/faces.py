@@ -100,6 +100,12 @@ def _channel_means(stack: np.ndarray) -> np.ndarray:
     return np.true_divide(sums, np.intp(stack.shape[1]), out=sums, casting="unsafe")
 
 
+def _column_sums(a: np.ndarray) -> np.ndarray:
+    """``a.sum(axis=0)`` of *a* (P x C float64, C order), the same values (added in
+    order down the columns), by OpenCV's row reduction."""
+    return cv2.reduce(a, 0, cv2.REDUCE_SUM, dtype=cv2.CV_64F)[0]
+
+
 def _standard_rows(stack: np.ndarray) -> np.ndarray:
     """Each row of *stack* (N x P x 3 float32) standardised per channel, flattened and
     scaled so a row's dot product with another is the mean of the channels' NCC."""
@@ -152,6 +158,8 @@ class FaceBank:
         self._cells: dict[tuple[int, int], np.ndarray] = {}
         self._one: dict[tuple[int, tuple[int, int]], tuple] = {}  # see :meth:`one_face`
         self._centre: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # see :meth:`_centred`
+        self._shaded: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # :meth:`_shaded_faces`
+        self._quartered: tuple = (None, 0.0)  # the last :meth:`quarters` asked and its answer
         self._shade: dict[int, tuple] = {}  # see :meth:`_shading`
         #: faces blurred for duels, and the duels' pairs (see :meth:`_pair`)
         self._blur: dict[tuple[int, float], np.ndarray] = {}
@@ -337,6 +345,9 @@ class FaceBank:
         card's whole variance (so a plain quarter, where the face has nothing to
         correlate with, passes when the card is plain there too, and a quarter where
         another card or a hand lies fails)."""
+        key = (index, card.tobytes())
+        if self._quartered[0] == key:  # the same card just asked about (read asks twice)
+            return self._quartered[1]
         x = self._prepared(card[None])[0].reshape(-1, 3)
         fm, ff = self._centred(index)
         xm = x - _channel_means(x[None])[0, 0]
@@ -344,10 +355,11 @@ class FaceBank:
         # the light may fall off across the card: the face's gain may vary linearly
         # over it, and so may an offset (a lamp's falloff, a sheen's edge)
         u, v, inv, means = self._shading(index)
+        fmu, fmv = self._shaded_faces(index)
         xs = xm.astype(np.float64)
-        rhs = np.stack([(fm * xs).sum(axis=0), (fm * u * xs).sum(axis=0),
-                        (fm * v * xs).sum(axis=0), (u * xs).sum(axis=0),
-                        (v * xs).sum(axis=0)], axis=1)                 # 3 x 5
+        # (the column sums in numpy's order, by OpenCV's row reduction: see _channel_sums)
+        rhs = np.stack([_column_sums(fm * xs), _column_sums(fmu * xs), _column_sums(fmv * xs),
+                        _column_sums(u * xs), _column_sums(v * xs)], axis=1)  # 3 x 5
         coef = np.einsum("cij,cj->ci", inv, rhs)                          # 3 x 5
         fit = (fm * (coef[:, 0] + coef[:, 1] * u + coef[:, 2] * v) + coef[:, 3] * u
                + coef[:, 4] * v - (means * coef).sum(axis=1))
@@ -357,7 +369,19 @@ class FaceBank:
         for ys in (slice(0, h // 2), slice(h // 2, h)):
             for xs in (slice(0, w // 2), slice(w // 2, w)):
                 worst = max(worst, 4 * float((resid[ys, xs] ** 2).sum()) / max(total, 1e-6))
-        return float(np.sqrt(max(0.0, 1.0 - worst)))
+        got = float(np.sqrt(max(0.0, 1.0 - worst)))
+        self._quartered = (key, got)
+        return got
+
+    def _shaded_faces(self, index: int) -> tuple[np.ndarray, np.ndarray]:
+        """The centred face row *index* times the across and down coordinates
+        (:meth:`_shading`), float64 P x 3, made once a face."""
+        got = self._shaded.get(index)
+        if got is None:
+            u, v = self._shading(index)[:2]
+            fm = self._centred(index)[0]
+            got = self._shaded[index] = (fm * u, fm * v)
+        return got
 
     def _shading(self, index: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """What :meth:`quarters` fits face row *index* with, made once a face: the
