@@ -157,7 +157,7 @@ class FaceBank:
         self._cores = np.concatenate([up, turned])  # 2K x h' x w' x 3, for cell scores
         self._cells: dict[tuple[int, int], np.ndarray] = {}
         self._one: dict[tuple[int, tuple[int, int]], tuple] = {}  # see :meth:`one_face`
-        self._centre: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # see :meth:`_centred`
+        self._centre: dict[int, np.ndarray] = {}  # see :meth:`_centred`
         self._shaded: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # :meth:`_shaded_faces`
         self._quartered: tuple = (None, 0.0)  # the last :meth:`quarters` asked and its answer
         self._shade: dict[int, tuple] = {}  # see :meth:`_shading`
@@ -349,7 +349,7 @@ class FaceBank:
         if self._quartered[0] == key:  # the same card just asked about (read asks twice)
             return self._quartered[1]
         x = self._prepared(card[None])[0].reshape(-1, 3)
-        fm, ff = self._centred(index)
+        fm = self._centred(index)
         xm = x - _channel_means(x[None])[0, 0]
         h, w = self._cores.shape[1:3]
         # the light may fall off across the card: the face's gain may vary linearly
@@ -379,7 +379,7 @@ class FaceBank:
         got = self._shaded.get(index)
         if got is None:
             u, v = self._shading(index)[:2]
-            fm = self._centred(index)[0]
+            fm = self._centred(index)
             got = self._shaded[index] = (fm * u, fm * v)
         return got
 
@@ -394,7 +394,7 @@ class FaceBank:
             yy, xx = np.mgrid[0:h, 0:w].astype(np.float64)
             u = (xx / max(w - 1, 1) - 0.5).reshape(-1, 1)
             v = (yy / max(h - 1, 1) - 0.5).reshape(-1, 1)
-            fm = self._centred(index)[0].astype(np.float64)
+            fm = self._centred(index).astype(np.float64)
             inv, means = [], []
             for c in range(3):
                 f = fm[:, c:c + 1]
@@ -406,14 +406,13 @@ class FaceBank:
             got = self._shade[index] = (u, v, np.stack(inv), np.stack(means))
         return got
 
-    def _centred(self, index: int) -> tuple[np.ndarray, np.ndarray]:
-        """Face row *index* (P x 3) less its mean per channel, and its sums of squares
-        (3), as :meth:`quarters` uses them (made once a face)."""
+    def _centred(self, index: int) -> np.ndarray:
+        """Face row *index* (P x 3) less its mean per channel, as :meth:`quarters` fits
+        it (made once a face)."""
         got = self._centre.get(index)
         if got is None:
             f = self._cores[index].reshape(-1, 3)
-            fm = f - f.mean(axis=0)
-            got = self._centre[index] = (fm, (fm * fm).sum(axis=0))
+            got = self._centre[index] = f - f.mean(axis=0)
         return got
 
     def one_face(self, cards: np.ndarray, index: int, cells: tuple[int, int]
