@@ -51,16 +51,15 @@ from vision.locate import TwilightFinder, TwilightPose, clockwise, pose_from_qua
 from vision.profile import CARD_MM, DeckProfile
 from vision.read import Identity, SideReader
 
-#: ``recognise --card``: the photo is shrunk to at most each of these many px on its
-#: long side to look for the card's outline, which must fill at least this share of
-#: the photo's shorter side along its own long side (a photo of one card, not of a
-#: table). A card is then 70-300 px long, its sides straight runs of edges, and a dim
-#: photo's sensor noise is averaged away (at 480 px it made edges everywhere); at two
-#: sizes, what one misses (a soft outline, a frame printed near the edge taken for it)
-#: the other may show, and the faces decide. The card is named at the photo's own
-#: resolution. (Tuning photos, 264: 243 right at 240 px alone, wrong 2; 246 at 240
-#: and 480, wrong 1; 248 at 240 and 360, wrong 0.)
-CARD_PHOTO_PX = (240, 360)
+#: ``recognise --card``: the photo is shrunk to at most this many px on its long side
+#: to look for the card's outline, which must fill at least this share of the photo's
+#: shorter side along its own long side (a photo of one card, not of a table). A card
+#: is then 70-200 px long, its sides straight runs of edges, and a dim photo's sensor
+#: noise is averaged away (at 480 px it made edges everywhere); the card is named at
+#: the photo's own resolution. (Tuning photos, 264: 243 right at 240 px, 241 at 280
+#: and 320, 221 at 480 before the reflection and light steps; alike faces a numeral
+#: apart flip with the outline's start, as the built-in tests' novice did at 320.)
+CARD_PHOTO_PX = 240
 CARD_PHOTO_MIN_SHARE = 0.3
 #: ... and how many of the best outlines there (and the whole photo, a tight crop)
 #: are named: the one whose face shows best is the card. They are the best by their
@@ -157,9 +156,7 @@ class Recogniser:
         cropped tight to it."""
         h, w = image.shape[:2]
         whole = np.float32([(0, 0), (w, 0), (w, h), (0, h)])  # a tight crop
-        outlines = [q for px in CARD_PHOTO_PX
-                    for q in card_outlines(image, self.profile.card_aspect,
-                                           CARD_PHOTO_PROPOSED, px)]
+        outlines = card_outlines(image, self.profile.card_aspect, CARD_PHOTO_PROPOSED)
         if len(outlines) > CARD_PHOTO_OUTLINES:
             likeness = self.reader.likeness(image, outlines)
             outlines = [outlines[i] for i in np.argsort(-likeness)[:CARD_PHOTO_OUTLINES]]
@@ -174,14 +171,12 @@ class Recogniser:
 
 
 def card_outlines(image: np.ndarray, aspect: float = CARD_MM[1] / CARD_MM[0],
-                  keep: int = CARD_PHOTO_OUTLINES, px: int = CARD_PHOTO_PX[0]
-                  ) -> list[np.ndarray]:
+                  keep: int = CARD_PHOTO_OUTLINES) -> list[np.ndarray]:
     """Outlines (4x2, clockwise) that may be the one card in a photo, best supported
-    first: a card-like quad within the photo (shrunk to *px* on its long side), along
-    its long side at least CARD_PHOTO_MIN_SHARE of the photo's shorter side (its face
-    decides which)."""
+    first: a card-like quad within the photo, along its long side at least
+    CARD_PHOTO_MIN_SHARE of the photo's shorter side (its face decides which)."""
     h, w = image.shape[:2]
-    scale = min(1.0, px / max(h, w))
+    scale = min(1.0, CARD_PHOTO_PX / max(h, w))
     small = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA) \
         if scale < 1 else image
     sh, sw = small.shape[:2]
