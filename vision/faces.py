@@ -157,10 +157,14 @@ class FaceBank:
         self._cores = np.concatenate([up, turned])  # 2K x h' x w' x 3, for cell scores
         self._cells: dict[tuple[int, int], np.ndarray] = {}
         self._one: dict[tuple[int, tuple[int, int]], tuple] = {}  # see :meth:`one_face`
-        self._centre: dict[int, np.ndarray] = {}  # see :meth:`_centred`
-        self._shaded: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # :meth:`_shaded_faces`
         self._quartered: tuple = (None, 0.0)  # the last :meth:`quarters` asked and its answer
-        self._shade: dict[int, tuple] = {}  # see :meth:`_shading`
+        # the across and down coordinates of a prepared card's pixels (P x 1, -0.5..0.5)
+        # and what :meth:`quarters` fits each face with (see :meth:`_shading`)
+        ch, cw = self._cores.shape[1:3]
+        yy, xx = np.mgrid[0:ch, 0:cw].astype(np.float64)
+        self._across = (xx / max(cw - 1, 1) - 0.5).reshape(-1, 1)
+        self._down = (yy / max(ch - 1, 1) - 0.5).reshape(-1, 1)
+        self._shade: dict[int, tuple] = {}
         #: faces blurred for duels, and the duels' pairs (see :meth:`_pair`)
         self._blur: dict[tuple[int, float], np.ndarray] = {}
         self._pairs: dict[tuple[int, int, float], tuple] = {}
@@ -349,13 +353,12 @@ class FaceBank:
         if self._quartered[0] == key:  # the same card just asked about (read asks twice)
             return self._quartered[1]
         x = self._prepared(card[None])[0].reshape(-1, 3)
-        fm = self._centred(index)
         xm = x - _channel_means(x[None])[0, 0]
         h, w = self._cores.shape[1:3]
         # the light may fall off across the card: the face's gain may vary linearly
         # over it, and so may an offset (a lamp's falloff, a sheen's edge)
-        u, v, inv, means = self._shading(index)
-        fmu, fmv = self._shaded_faces(index)
+        u, v = self._across, self._down
+        fm, fmu, fmv, inv, means = self._shading(index)
         xs = xm.astype(np.float64)
         # (the column sums in numpy's order, by OpenCV's row reduction: see _channel_sums)
         rhs = np.stack([_column_sums(fm * xs), _column_sums(fmu * xs), _column_sums(fmv * xs),
@@ -373,46 +376,27 @@ class FaceBank:
         self._quartered = (key, got)
         return got
 
-    def _shaded_faces(self, index: int) -> tuple[np.ndarray, np.ndarray]:
-        """The centred face row *index* times the across and down coordinates
-        (:meth:`_shading`), float64 P x 3, made once a face."""
-        got = self._shaded.get(index)
-        if got is None:
-            u, v = self._shading(index)[:2]
-            fm = self._centred(index)
-            got = self._shaded[index] = (fm * u, fm * v)
-        return got
-
-    def _shading(self, index: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """What :meth:`quarters` fits face row *index* with, made once a face: the
-        across and down coordinates (P x 1, -0.5..0.5), and per channel the inverse
-        of the normal matrix (3 x 5 x 5) and the means (3 x 5) of the columns face,
-        face x across, face x down, across, down (the face less its mean)."""
+    def _shading(self, index: int) -> tuple[np.ndarray, ...]:
+        """What :meth:`quarters` fits face row *index* with, made once a face: the face
+        less its mean per channel (P x 3), that times the across and the down
+        coordinates (float64 P x 3 each), and per channel the inverse of the normal
+        matrix (3 x 5 x 5) and the means (3 x 5) of the columns face, face x across,
+        face x down, across, down."""
         got = self._shade.get(index)
         if got is None:
-            h, w = self._cores.shape[1:3]
-            yy, xx = np.mgrid[0:h, 0:w].astype(np.float64)
-            u = (xx / max(w - 1, 1) - 0.5).reshape(-1, 1)
-            v = (yy / max(h - 1, 1) - 0.5).reshape(-1, 1)
-            fm = self._centred(index).astype(np.float64)
+            u, v = self._across, self._down
+            f = self._cores[index].reshape(-1, 3)
+            fm = f - f.mean(axis=0)
+            wide = fm.astype(np.float64)
             inv, means = [], []
             for c in range(3):
-                f = fm[:, c:c + 1]
-                A = np.hstack([f, f * u, f * v, u, v])
+                fc = wide[:, c:c + 1]
+                A = np.hstack([fc, fc * u, fc * v, u, v])
                 m = A.mean(axis=0)
                 Ac = A - m
                 inv.append(np.linalg.pinv(Ac.T @ Ac))
                 means.append(m)
-            got = self._shade[index] = (u, v, np.stack(inv), np.stack(means))
-        return got
-
-    def _centred(self, index: int) -> np.ndarray:
-        """Face row *index* (P x 3) less its mean per channel, as :meth:`quarters` fits
-        it (made once a face)."""
-        got = self._centre.get(index)
-        if got is None:
-            f = self._cores[index].reshape(-1, 3)
-            got = self._centre[index] = f - f.mean(axis=0)
+            got = self._shade[index] = (fm, fm * u, fm * v, np.stack(inv), np.stack(means))
         return got
 
     def one_face(self, cards: np.ndarray, index: int, cells: tuple[int, int]
