@@ -419,7 +419,7 @@ class FaceBank:
                                         [np.ones(h * w, bool), *regions], np.float64)
             self._one[key] = masks, count, np.ascontiguousarray(
                 faces.reshape(len(faces), len(count), 2, 3)[:, :, 0].reshape(len(faces), -1))
-        seen = self._prepared(cards).reshape(len(cards), -1).astype(np.float64)
+        seen = self._prepared(cards).astype(np.float64).reshape(len(cards), -1)  # one copy
         per = correlations(seen, *self._one[key])[:, :, 0]
         part = np.sort(per[:, 1:], axis=1)
         return per[:, 0], part[:, -((part.shape[1] + 1) // 2):].mean(axis=1)
@@ -481,24 +481,55 @@ def rectify(frame: np.ndarray, quad: np.ndarray, size: tuple[int, int]) -> np.nd
 def rectify_all(frame: np.ndarray, quads: list[np.ndarray] | np.ndarray,
                 size: tuple[int, int]) -> np.ndarray:
     """:func:`rectify` of each of *quads* (N x h x w x channels, in one array): the
-    warps written in place, without a picture each to stack."""
+    warps written in place, without a picture each to stack; those supersampled shrunk
+    all at once (an area shrink by exactly two is each 2 x 2 block's rounded mean,
+    wherever the block lies, so the stack shrinks as each picture would)."""
     w, h = size
     out = np.empty((len(quads), h, w) + frame.shape[2:], frame.dtype)
-    diag = 2.5 * float(np.hypot(w, h))
-    dst = np.float32([(0, 0), (w, 0), (w, h), (0, h)]) - 0.5
-    dst2 = np.float32([(0, 0), (w * 2, 0), (w * 2, h * 2), (0, h * 2)]) - 0.5
-    for i, quad in enumerate(quads):
-        if float(np.hypot(*(np.asarray(quad[2], np.float32) - quad[0]))) > diag:
-            # supersampled, as rectify does
-            M = cv2.getPerspectiveTransform(np.asarray(quad, np.float32), dst2)
-            big = cv2.warpPerspective(frame, M, (w * 2, h * 2), flags=cv2.INTER_LINEAR,
-                                      borderMode=cv2.BORDER_REPLICATE)
-            cv2.resize(big, (w, h), dst=out[i], interpolation=cv2.INTER_AREA)
-            continue
-        M = cv2.getPerspectiveTransform(np.asarray(quad, np.float32), dst)
+    if not len(quads):
+        return out
+    dst, dst2, diag = _rectify_targets(w, h)
+    big = _supersampled(quads, diag)
+    if big.any():
+        many = np.empty((int(big.sum()), 2 * h, 2 * w) + frame.shape[2:], frame.dtype)
+        for j, i in enumerate(np.flatnonzero(big)):
+            M = cv2.getPerspectiveTransform(np.asarray(quads[i], np.float32), dst2)
+            cv2.warpPerspective(frame, M, (w * 2, h * 2), dst=many[j], flags=cv2.INTER_LINEAR,
+                                borderMode=cv2.BORDER_REPLICATE)
+        shrunk = cv2.resize(many.reshape((len(many) * 2 * h, 2 * w) + frame.shape[2:]),
+                            (w, len(many) * h), interpolation=cv2.INTER_AREA)
+        out[big] = shrunk.reshape((len(many), h, w) + frame.shape[2:])
+    for i in np.flatnonzero(~big):
+        M = cv2.getPerspectiveTransform(np.asarray(quads[i], np.float32), dst)
         cv2.warpPerspective(frame, M, (w, h), dst=out[i], flags=cv2.INTER_LINEAR,
                             borderMode=cv2.BORDER_REPLICATE)
     return out
+
+
+#: :func:`rectify_all`'s corners to warp onto and the diagonal past which it
+#: supersamples, by card size (w, h): made once.
+_TARGETS: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, float]] = {}
+
+
+def _rectify_targets(w: int, h: int) -> tuple[np.ndarray, np.ndarray, float]:
+    got = _TARGETS.get((w, h))
+    if got is None:
+        got = _TARGETS[(w, h)] = (
+            np.float32([(0, 0), (w, 0), (w, h), (0, h)]) - 0.5,
+            np.float32([(0, 0), (w * 2, 0), (w * 2, h * 2), (0, h * 2)]) - 0.5,
+            2.5 * float(np.hypot(w, h)))
+    return got
+
+
+def _supersampled(quads: list[np.ndarray] | np.ndarray, diag: float) -> np.ndarray:
+    """Which of *quads* :func:`rectify` would supersample (its TL-BR diagonal, as
+    rectify measures it, longer than *diag*): for float32 quads all at once."""
+    if all(getattr(q, "dtype", None) == np.float32 for q in quads):
+        q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
+        d = q[:, 2] - q[:, 0]
+        return np.hypot(d[:, 0], d[:, 1]).astype(np.float64) > diag
+    return np.array([float(np.hypot(*(np.asarray(q[2], np.float32) - q[0]))) > diag
+                     for q in quads], bool)
 
 
 def ecc_align(frame: np.ndarray, quad: np.ndarray, template: np.ndarray, margin: float,
