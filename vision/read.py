@@ -21,8 +21,9 @@ face fits is a card that cannot be named (``"unknown"``); anything less is no ca
 
 from __future__ import annotations
 
+import functools
 from collections import deque
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import cv2
 import numpy as np
@@ -132,9 +133,18 @@ class Identity:
     best: str | None = None
     rival: str | None = None
     plausible: bool = False
-    #: the better half of the card's cells' correlations with the best face: a card
-    #: partly covered (an arm over it) still shows its face there
-    partial: float = 0.0
+    #: what :attr:`partial` is measured from (the bank, the card and the best face's
+    #: row), measured only when asked (nothing in a read needs it)
+    partial_of: tuple | None = field(default=None, repr=False, compare=False)
+
+    @functools.cached_property
+    def partial(self) -> float:
+        """The better half of the card's cells' correlations with the best face: a
+        card partly covered (an arm over it) still shows its face there."""
+        if self.partial_of is None:
+            return 0.0
+        bank, card, index = self.partial_of
+        return float(bank.cell_scores(card[None], PARTIAL_CELLS)[0, index])
 
 
 @dataclass(frozen=True)
@@ -378,7 +388,6 @@ class SideReader:
         quarters = bank.quarters(upright, bank.ids.index(best))
         whole = score >= NAME_SCORE and quarters >= WHOLE_QUARTERS
         index = bank.ids.index(best) + (n if turned else 0)
-        partial = float(bank.cell_scores(card[None], PARTIAL_CELLS)[0, index])
         if not whole:
             card_id = "unknown"
         plausible = whole and (cult is None or Card.parse(best).cult.value == cult)
@@ -386,7 +395,7 @@ class SideReader:
         if card_id == "unknown":
             conf = min(conf, 0.49)
         return Identity(card_id, cult, conf, score, margin, turned, quarters, best, rival,
-                        plausible, partial)
+                        plausible, (bank, card, index))
 
     @staticmethod
     def _unlit(bank: FaceBank, row: np.ndarray, card: np.ndarray
