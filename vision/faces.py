@@ -76,10 +76,18 @@ WIDTH_MM = 63.0
 
 
 
-def _joint_ncc(x: np.ndarray, y: np.ndarray) -> float:
-    """Correlation of *x* and *y* over all their values at once."""
-    xm, ym = x - x.mean(), y - y.mean()
-    return float((xm * ym).sum()) / max(float(np.sqrt((xm * xm).sum() * (ym * ym).sum())), 1e-6)
+def _centred(x: np.ndarray) -> tuple[np.ndarray, np.floating]:
+    """*x* less its mean over all its values, and that's sum of squares: one side of
+    a correlation over all values at once (:func:`_joint_ncc`)."""
+    xm = x - x.mean()
+    return xm, (xm * xm).sum()
+
+
+def _joint_ncc(x: tuple[np.ndarray, np.floating], y: tuple[np.ndarray, np.floating]) -> float:
+    """Correlation over all their values at once of two pictures, each as
+    :func:`_centred` gives it."""
+    (xm, xx), (ym, yy) = x, y
+    return float((xm * ym).sum()) / max(float(np.sqrt(xx * yy)), 1e-6)
 
 
 def _channel_sums(stack: np.ndarray) -> np.ndarray:
@@ -279,7 +287,9 @@ class FaceBank:
         # faces are blurred as much more as makes them fit the card best, so the
         # difference between them is measured as the card can show it
         inner = core[k:h - k, k:w - k]
-        sigma = max(DUEL_BLUR_PX, key=lambda s: _joint_ncc(inner, self._pair(a, b, s)[0]))
+        # (only the chosen blur's pair is made whole: the others' means are enough)
+        seen = _centred(inner)
+        sigma = max(DUEL_BLUR_PX, key=lambda s: _joint_ncc(seen, _centred(self._mid(a, b, s))))
         mid, half, weight = self._pair(a, b, sigma)
         # the card at every shift at once (rows, in the loops' order: dy, then dx), each
         # fitted to the faces' mean and the rest projected on their half difference,
@@ -314,6 +324,17 @@ class FaceBank:
             self._blur[key] = cv2.GaussianBlur(self._cores[face], (0, 0), sigma)
         return self._blur[key]
 
+    def _mid(self, a: int, b: int, sigma: float) -> np.ndarray:
+        """The mean of faces *a* and *b* blurred *sigma* more inside the shift margin,
+        as :meth:`_pair` makes it (its own when made)."""
+        got = self._pairs.get((a, b, sigma))
+        if got is not None:
+            return got[0]
+        k = DUEL_SHIFT_PX
+        fa_full, fb_full = self._blurred(a, sigma), self._blurred(b, sigma)
+        h, w = fa_full.shape[:2]
+        return (fa_full[k:h - k, k:w - k] + fb_full[k:h - k, k:w - k]) / 2
+
     def _pair(self, a: int, b: int, sigma: float
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """What a :meth:`duel` of faces *a* and *b* blurred *sigma* more needs, made once
@@ -331,7 +352,10 @@ class FaceBank:
             for dy in range(-k, k + 1):
                 for dx in range(-k, k + 1):
                     shifted = fb_full[k + dy:h - k + dy, k + dx:w - k + dx]
-                    weight = np.minimum(weight, np.abs(fa - shifted).sum(axis=2))
+                    # the channels summed as numpy's sum(axis=2) adds them (in order);
+                    # its reduction over three values is slow
+                    d = np.abs(fa - shifted)
+                    weight = np.minimum(weight, (d[..., 0] + d[..., 1]) + d[..., 2])
             mid = (fa + fb) / 2
             got = (mid, (fa - fb) / 2, weight[..., None])
         self._pairs[key] = got  # most recently used last
