@@ -257,10 +257,11 @@ class FaceBank:
         core = self._prepared(card[None])[0] / np.float32(np.maximum(gains, 0.05))
         field = [best] + [int(turn_of[k]) for k in close]
         wins: dict[int, list[float]] = {a: [] for a in field}
+        seen = self._duel_card(core)  # the card's side of every duel, made once
         for x in range(len(field)):
             for y in range(x + 1, len(field)):
                 a, b = field[x], field[y]
-                t = self.duel(core, a, b)
+                t = self.duel(core, a, b, seen)
                 wins[a].append((t - DUEL_SHARE) / (1 - DUEL_SHARE))
                 wins[b].append((-t - DUEL_SHARE) / (1 - DUEL_SHARE))
         winner = max(field, key=lambda a: min(wins[a]))
@@ -271,7 +272,19 @@ class FaceBank:
         return (self.ids[winner % n], float(row[winner]), winner >= n, lead,
                 self.ids[runner % n])
 
-    def duel(self, core: np.ndarray, a: int, b: int) -> float:
+    def _duel_card(self, core: np.ndarray) -> tuple[np.ndarray, ...]:
+        """What a :meth:`duel` needs of the card *core* whatever the faces: the card
+        inside the shift margin centred (and its sum of squares), and the card at every
+        shift (rows, float64), their means and their squares."""
+        k = DUEL_SHIFT_PX
+        h, w = self._cores.shape[1:3]
+        inner = core[k:h - k, k:w - k]
+        shifts = np.lib.stride_tricks.sliding_window_view(core, inner.shape)
+        x = shifts.reshape(-1, inner.size).astype(np.float64)
+        return *_centred(inner), x, x.mean(axis=1), x * x
+
+    def duel(self, core: np.ndarray, a: int, b: int,
+             card: tuple[np.ndarray, ...] | None = None) -> float:
         """Where a prepared card *core* (blurred and cut as :meth:`_prepared`, the
         light divided out) lies between faces *a* and *b* (rows: a face upright or
         turned): +1 on face a, -1 on face b, 0 at the midpoint. The card is fitted to
@@ -280,31 +293,27 @@ class FaceBank:
         difference: a linear discriminant. Only where the faces differ in what they
         show counts, not where the same shape lies a pixel apart (a figure printed a
         little larger), and the card is taken at the best of the shifts of up to
-        DUEL_SHIFT_PX (what the whole card's alignment leaves for fine print)."""
-        k = DUEL_SHIFT_PX
-        h, w = self._cores[a].shape[:2]
+        DUEL_SHIFT_PX (what the whole card's alignment leaves for fine print). *card*:
+        what :meth:`_duel_card` makes of *core* (made here without it)."""
+        xm, xs, x, m, xx = self._duel_card(core) if card is None else card
         # the card may be blurrier than the faces (focus, motion, a small card): the
         # faces are blurred as much more as makes them fit the card best, so the
         # difference between them is measured as the card can show it
-        inner = core[k:h - k, k:w - k]
         # (only the chosen blur's pair is made whole: the others' means are enough)
-        seen = _centred(inner)
-        sigma = max(DUEL_BLUR_PX, key=lambda s: _joint_ncc(seen, _centred(self._mid(a, b, s))))
+        sigma = max(DUEL_BLUR_PX,
+                    key=lambda s: _joint_ncc((xm, xs), _centred(self._mid(a, b, s))))
         mid, half, weight = self._pair(a, b, sigma)
         # the card at every shift at once (rows, in the loops' order: dy, then dx), each
         # fitted to the faces' mean and the rest projected on their half difference,
         # from a few sums: with xc = x - mean(x), g = <xc, mc> / <mc, mc>, r = xc - g mc,
         # d = g half, t = <r, d>_w / <d, d>_w and err = <r, r>_w - t <r, d>_w
-        shifts = np.lib.stride_tricks.sliding_window_view(core, inner.shape)
-        x = shifts.reshape(-1, inner.size).astype(np.float64)
-        w = np.broadcast_to(weight, inner.shape).reshape(-1).astype(np.float64)
+        w = np.broadcast_to(weight, xm.shape).reshape(-1).astype(np.float64)
         mc = (mid - mid.mean()).reshape(-1).astype(np.float64)
         hv = half.reshape(-1).astype(np.float64)
-        m = x.mean(axis=1)
         sx_mc = x @ mc  # mc sums to 0: <xc, mc> = <x, mc>
         g = sx_mc / max(float(mc @ mc), 1e-6)
         sw, sw_mc, sw_h = w.sum(), w @ mc, w @ hv
-        wxx = (x * x) @ w - 2 * m * (x @ w) + m * m * sw          # <xc, xc>_w
+        wxx = xx @ w - 2 * m * (x @ w) + m * m * sw               # <xc, xc>_w
         wxmc = x @ (w * mc) - m * sw_mc                            # <xc, mc>_w
         wxh = x @ (w * hv) - m * sw_h                              # <xc, half>_w
         wrr = wxx - 2 * g * wxmc + g * g * float((w * mc) @ mc)    # <r, r>_w
