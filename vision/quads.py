@@ -384,6 +384,20 @@ def _line_support(p0: np.ndarray, p1: np.ndarray, maps: EdgeMaps,
     return hits / np.float64(samples)
 
 
+def _refine_round(shares: np.ndarray, degrees: tuple[float, ...]) -> tuple:
+    """One round of :func:`refine`, made once: its turns' cosines and sines, the
+    offsets in steps from the middle one (float32), a step's share of the quad's
+    shorter side, and the index of the try neither moved nor turned."""
+    turns = np.radians(np.asarray(degrees, np.float32))
+    n_t, n_o = len(turns), len(shares)
+    return (np.cos(turns), np.sin(turns), np.arange(n_o, dtype=np.float32) - n_o // 2,
+            float(shares[1] - shares[0]), (n_t // 2) * n_o + n_o // 2)
+
+
+_REFINE_ROUNDS = [_refine_round(shares, degrees)
+                  for shares, degrees in zip(REFINE_OFFSETS, REFINE_TURNS_DEG, strict=True)]
+
+
 def refine(quads: np.ndarray, maps: EdgeMaps) -> np.ndarray:
     """*quads* (N x 4 x 2) with each side moved (REFINE_OFFSETS along its normal) and
     turned (REFINE_TURNS_DEG about its middle) to lie best on edges of its direction,
@@ -391,23 +405,18 @@ def refine(quads: np.ndarray, maps: EdgeMaps) -> np.ndarray:
     q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
     if not len(q):
         return q
-    for shares, degrees in zip(REFINE_OFFSETS, REFINE_TURNS_DEG, strict=True):
-        turns = np.radians(np.asarray(degrees, np.float32))
-        n_t = len(turns)
-        cos, sin = np.cos(turns), np.sin(turns)
-        n_o = len(shares)
-        centre = (n_t // 2) * n_o + n_o // 2
-        d = np.hypot(*(roll_corners(q, 1, axis=1) - q).transpose(2, 0, 1))
-        short = np.minimum(d[:, 0] + d[:, 2], d[:, 1] + d[:, 3]) / 2
-        step = np.maximum(short * float(shares[1] - shares[0]), 1.0)
-        offs = (np.arange(n_o, dtype=np.float32) - n_o // 2)[None, :] * step[:, None]
+    for cos, sin, base, share, centre in _REFINE_ROUNDS:
+        n_t, n_o = len(cos), len(base)
         a = q
         b = roll_corners(q, 1, axis=1)
         mid = (a + b) / 2
         dv = b - a
-        half = np.hypot(dv[..., 0], dv[..., 1])[..., None] / 2          # N x 4 x 1
+        d = np.hypot(dv[..., 0], dv[..., 1])                              # N x 4
+        short = np.minimum(d[:, 0] + d[:, 2], d[:, 1] + d[:, 3]) / 2
+        step = np.maximum(short * share, 1.0)
+        offs = base[None, :] * step[:, None]
+        half = d[..., None] / 2                                           # N x 4 x 1
         u = dv / np.maximum(2 * half, 1e-6)
-        # turned directions: N x 4 x T x 2
         ut = np.stack([cos * u[..., :1] - sin * u[..., 1:], sin * u[..., :1] + cos * u[..., 1:]],
                       axis=-1)
         nt = np.stack([-ut[..., 1], ut[..., 0]], axis=-1)
@@ -417,7 +426,7 @@ def refine(quads: np.ndarray, maps: EdgeMaps) -> np.ndarray:
         p1 = (m + hv).reshape(-1, 2)
         score = _line_support(p0, p1, maps).reshape(len(q), 4, n_t * n_o)
         best = np.argmax(score, axis=2)
-        keep = score[..., centre] >= np.take_along_axis(score, best[..., None], 2)[..., 0]
+        keep = score[..., centre] >= score.max(axis=2)
         best = np.where(keep, centre, best)
         p0 = p0.reshape(len(q), 4, n_t * n_o, 2)
         p1 = p1.reshape(len(q), 4, n_t * n_o, 2)
