@@ -279,7 +279,8 @@ class SideReader:
                 row = fine.scores(pic[None])[0]
                 if best is None or row.max() > best[2].max():
                     best = (q, owner[j], row, pic)
-            if self._settled(fine, best[2], best[3]) and sides[best[1]].min() >= OUTLINE_SURE:
+            # (the outline first: it is known, the face's test costs a fit)
+            if sides[best[1]].min() >= OUTLINE_SURE and self._settled(fine, best[2], best[3]):
                 break  # a card seen whole within an outline all round: the card on top
         quad, i, row, pic = best
         # the card chosen aligned again at the finest resolution with its best face and
