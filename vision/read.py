@@ -259,7 +259,15 @@ class SideReader:
                       / np.float32(f) + off).reshape(-1, 4, 2))  # in frame px, each grown
         owner = [i for i in range(len(quads)) for _ in grow]
         s = self.coarse_scores(frame, grown)
-        order = np.argsort(-s.max(axis=1))[:FINE_CANDIDATES]
+        order = [int(j) for j in np.argsort(-s.max(axis=1))[:FINE_CANDIDATES]]
+        # a quad outlined all round is a card whatever its coarse likeness (a sheen or
+        # a shadow over it lowers that more than a wrong quad's): it is matched finely
+        # too, at its likeliest growth
+        for i in np.flatnonzero(sides.min(axis=1) >= OUTLINE_SURE):
+            mine = [j for j in range(len(owner)) if owner[j] == i]
+            j = max(mine, key=lambda j: float(s[j].max()))
+            if j not in order:
+                order.append(j)
         likeness = float(s.max())
         if likeness < MIN_SCORE * REFINE_SHARE and not by_face \
                 and float(sides.min(axis=1).max()) < OUTLINE_SURE:
