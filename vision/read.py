@@ -263,9 +263,9 @@ class SideReader:
         # a quad outlined all round is a card whatever its coarse likeness (a sheen or
         # a shadow over it lowers that more than a wrong quad's): it is matched finely
         # too, at its likeliest growth
+        g = len(grow)
         for i in np.flatnonzero(sides.min(axis=1) >= OUTLINE_SURE):
-            mine = [j for j in range(len(owner)) if owner[j] == i]
-            j = max(mine, key=lambda j: float(s[j].max()))
+            j = int(i) * g + int(np.argmax(s[i * g:(i + 1) * g].max(axis=1)))
             if j not in order:
                 order.append(j)
         likeness = float(s.max())
