@@ -313,12 +313,13 @@ class FaceBank:
         sx_mc = x @ mc  # mc sums to 0: <xc, mc> = <x, mc>
         g = sx_mc / max(float(mc @ mc), 1e-6)
         sw, sw_mc, sw_h = w.sum(), w @ mc, w @ hv
+        wmc, whv = w * mc, w * hv
         wxx = xx @ w - 2 * m * (x @ w) + m * m * sw               # <xc, xc>_w
-        wxmc = x @ (w * mc) - m * sw_mc                            # <xc, mc>_w
-        wxh = x @ (w * hv) - m * sw_h                              # <xc, half>_w
-        wrr = wxx - 2 * g * wxmc + g * g * float((w * mc) @ mc)    # <r, r>_w
-        wrh = wxh - g * float((w * mc) @ hv)                       # <r, half>_w
-        dd = g * g * float((w * hv) @ hv)                          # <d, d>_w
+        wxmc = x @ wmc - m * sw_mc                                 # <xc, mc>_w
+        wxh = x @ whv - m * sw_h                                   # <xc, half>_w
+        wrr = wxx - 2 * g * wxmc + g * g * float(wmc @ mc)         # <r, r>_w
+        wrh = wxh - g * float(wmc @ hv)                            # <r, half>_w
+        dd = g * g * float(whv @ hv)                               # <d, d>_w
         rd = g * wrh                                               # <r, d>_w
         t = rd / np.maximum(dd, 1e-6)
         err = wrr - 2 * t * rd + t * t * dd
