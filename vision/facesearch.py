@@ -65,8 +65,10 @@ class CellMeans:
         x1 = np.clip(np.rint(xs + half), x0 + 1, self.w).astype(np.int32)
         y1 = np.clip(np.rint(ys + half), y0 + 1, self.h).astype(np.int32)
         row = self.w + 1
-        total = (self.sums[y1 * row + x1] - self.sums[y0 * row + x1]
-                 - self.sums[y1 * row + x0] + self.sums[y0 * row + x0])
+        # (np.take: the same rows as indexing, gathered faster)
+        total = (np.take(self.sums, y1 * row + x1, axis=0) - np.take(self.sums, y0 * row + x1, axis=0)
+                 - np.take(self.sums, y1 * row + x0, axis=0)
+                 + np.take(self.sums, y0 * row + x0, axis=0))
         return total / ((x1 - x0) * (y1 - y0)).astype(np.float32)[..., None]
 
 

@@ -87,7 +87,7 @@ class Pyramid:
         y *= w
         y += x
         y += self.offsets[lv][:, None]
-        words = self.flat[y]
+        words = np.take(self.flat, y)  # (take: the same gather, faster)
         return words.view(np.uint8).reshape(words.shape + (4,))[..., :3].astype(np.float32)
 
 

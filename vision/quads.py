@@ -170,13 +170,15 @@ def edge_maps(img: np.ndarray, low: float = EDGE_LOW, high: float = EDGE_HIGH) -
     pts = pts.reshape(-1, 2)
     x, y = pts[:, 0], pts[:, 1]
     at = y * w + x
-    dx = cv2.Sobel(img, cv2.CV_16S, 1, 0, ksize=3).reshape(h * w, -1)[at]
-    dy = cv2.Sobel(img, cv2.CV_16S, 0, 1, ksize=3).reshape(h * w, -1)[at]
+    # (np.take: the same values as indexing, gathered faster)
+    dx = np.take(cv2.Sobel(img, cv2.CV_16S, 1, 0, ksize=3).reshape(h * w, -1), at, axis=0)
+    dy = np.take(cv2.Sobel(img, cv2.CV_16S, 0, 1, ksize=3).reshape(h * w, -1), at, axis=0)
     if dx.shape[1] > 1:  # the strongest channel's gradient (squares exact in int32)
         dx32, dy32 = dx.astype(np.int32), dy.astype(np.int32)
         k = np.argmax(dx32 * dx32 + dy32 * dy32, axis=1)
-        n = np.arange(len(k))
-        gx, gy = dx[n, k].astype(np.float32), dy[n, k].astype(np.float32)
+        pick = np.arange(len(k)) * dx.shape[1] + k
+        gx = np.take(dx.reshape(-1), pick).astype(np.float32)
+        gy = np.take(dy.reshape(-1), pick).astype(np.float32)
     else:
         gx, gy = dx[:, 0].astype(np.float32), dy[:, 0].astype(np.float32)
     # the edge line's direction is the gradient's turned a quarter (mod 180 by hand:
@@ -355,7 +357,8 @@ def _line_support(p0: np.ndarray, p1: np.ndarray, maps: EdgeMaps,
         t = _SAMPLE_AT[samples] = np.linspace(CORNER_SHARE, 1 - CORNER_SHARE, samples,
                                               dtype=np.float32)
     d = p1 - p0
-    k = (np.round(np.degrees(np.arctan2(d[:, 1], d[:, 0])) / 45.0).astype(np.int64) % 4)
+    # (rint is round's own work; & 3 is % 4 for two's complement integers)
+    k = np.rint(np.degrees(np.arctan2(d[:, 1], d[:, 0])) / 45.0).astype(np.int64) & 3
     h, w = maps.shape
     # the points rounded to px (x, y apart: M x samples each), clipped onto the padded
     # bins' empty border when off the picture
@@ -374,11 +377,13 @@ def _line_support(p0: np.ndarray, p1: np.ndarray, maps: EdgeMaps,
     y *= row
     x += y
     x += ((k * (h + 2) + 1) * row + 1).astype(np.int32)[:, None]
-    on = maps.padded.reshape(-1)[x]  # M x samples, 0 or 1
+    on = np.take(maps.padded.reshape(-1), x)  # M x samples, 0 or 1 (take: a faster gather)
     if samples % 8 == 0:
         # eight 0/1 bytes at a time: their sum is the top byte of the word times 0x0101..
         words = on.view(np.uint64) * np.uint64(0x0101010101010101) >> np.uint64(56)
-        hits = words.sum(axis=1) if words.shape[1] > 1 else words[:, 0]
+        # (two words, as 16 samples make, added as such: a reduction over two is slow)
+        hits = words[:, 0] + words[:, 1] if words.shape[1] == 2 else (
+            words.sum(axis=1) if words.shape[1] > 1 else words[:, 0])
     else:
         hits = on.sum(axis=1, dtype=np.int32)
     return hits / np.float64(samples)
