@@ -642,3 +642,46 @@ def test_an_unnamed_card_that_fits_one_face_counts_where_the_rules_expect_it(
     assert unnamed
     plays = [(o.seat, o.card) for o in out if o.kind == "play"]
     assert plays == ([(seat, lead["card"])] if rules_expect else [])
+
+
+
+@pytest.mark.parametrize("other_played", [False, True])
+def test_a_card_read_weakly_as_another_first_needs_reads_that_agree(other_played) -> None:
+    # A small, soft card is read as one face and then another on frames a look apart:
+    # a read naming another card with too little confidence to vote still says the
+    # reads disagree (tuning deck 106, hand 1800006: a moon priest read priest at
+    # 0.49, then obelisk three times at 0.53-0.55, was logged an obelisk). The seed-31
+    # hand's lead, read first weakly as another card of its cult, then as itself (well
+    # and whole, the card the rules expect): without the weak read one read of it
+    # would decide (RULES_SURE_CONFIDENCE, with the kept frame's read: see
+    # EARLY_QUIET); after it, the reads disagreed and need DOUBT_EXTRA_READS more.
+    # A card already played is no rival.
+    from vision.sim.decks import taught_deck
+    from vision.tracker import DOUBT_EXTRA_READS, Expectation, TableTracker
+
+    frames, lead = _first_play()
+    seat, card = lead["seat"], lead["card"]
+    other = next(c for c in ("moon-souls-3", "moon-souls-4", "sun-souls-3", "sun-souls-4")
+                 if c != card and c.split("-")[0] == card.split("-")[0])
+    tracker = TableTracker(taught_deck(0))
+    read_side = tracker.rec.read_side
+    reads: list = []
+    laid = frames[lead["clear_frame"] + 5].image
+
+    def weakly_once(frame, pose, where, *rest):
+        reading = read_side(frame, pose, where, *rest)
+        if where != seat or frame is not laid:
+            return reading
+        reads.append(tracker.looks)
+        if len(reads) == 1:  # named, too weakly to vote
+            return dataclasses.replace(reading, card_id=other, confidence=0.45)
+        return dataclasses.replace(reading, confidence=min(reading.confidence, 0.8))
+
+    tracker.rec.read_side = weakly_once
+    out: list = []
+    expect = Expectation(seat, frozenset({other} if other_played else ()),
+                         moon_seats=("north", "south"))
+    for n, image in enumerate([frames[0].image] * 12 + [laid] * 12):
+        tracker.feed(n, image, lambda: expect, out.append)
+    assert [(o.seat, o.card) for o in out if o.kind == "play"] == [(seat, card)]
+    assert len(reads) == 2 + (0 if other_played else DOUBT_EXTRA_READS)

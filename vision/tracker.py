@@ -143,8 +143,9 @@ EARLY_QUIET = SETTLE_FRAMES - 1
 #: and a read in between that names nothing does not contradict the card.
 CONFIRM_READS = 2
 #: ... and this many more, in a row, once the side's reads since it moved disagreed
-#: on the card (one named another, or doubted between it and another): a card that
-#: reads as a priest on one frame and a novice on the next is named by neither
+#: on the card (one named another, even too weakly to vote, or doubted between it
+#: and another): a card that reads as a priest on one frame and a novice on the next
+#: is named by neither
 #: until one wins clearly (bench hand 201010: a glared sun-priest read novice,
 #: unknown and priest by turns, and two novice reads in a row made a wrong play). Then
 #: no single read is sure (SURE_CONFIDENCE, RULES_SURE_CONFIDENCE): tuning deck 107,
@@ -342,6 +343,15 @@ def _doubts(reading: Any, votes: Mapping[str | None, int]) -> bool:
     return any(card in pair for card in votes if card is not None)
 
 
+def _glimpse(reading: Any) -> str | None:
+    """The card a read that casts no vote still names: named with too little
+    confidence, or unnamed where every test of its best face but the margin passed."""
+    if reading.card_id not in (None, "unknown"):
+        return reading.card_id
+    ident = getattr(reading, "identity", None)
+    return ident.best if ident is not None and getattr(ident, "plausible", False) else None
+
+
 def _guess(reading: Any) -> str | None:
     """The face an unnamed card fits best, where only its being seen whole failed: it
     beat every other face by the deck's own margin (``margin`` > 0), fits it at least
@@ -464,6 +474,8 @@ class _Zone:
     votes: dict[str | None, int] = field(default_factory=dict)  # reads since the side
     # last moved, per reading (None: no card), while it is not decided (CONFIRM_READS)
     doubted: bool = False  # reads since the side last moved disagreed on the card
+    glimpsed: set[str] = field(default_factory=set)  # cards reads since the side last
+    # moved named without a vote (too weakly, or not seen whole): a rival to a card voted
     early: np.ndarray | None = None  # the frame when it had been quiet EARLY_QUIET looks
     held: list[tuple[str, int]] = field(default_factory=list)  # confirmed, not given out:
     # (card, frame its lay ended), in the order laid
@@ -717,6 +729,7 @@ class TableTracker:
             zone.next_read = 0
             zone.votes, zone.weak = {}, None  # what lies there may change: read anew
             zone.doubted = False
+            zone.glimpsed = set()
             zone.early = None
             zone.last_busy = self.looks
             zone.reached = True
@@ -801,6 +814,9 @@ class TableTracker:
         if card not in (None, "unknown") and reading.confidence < MIN_CONFIDENCE:
             card = self._weak(zone, card, expect, reading, thumb, forced)
         if card == "unknown" or (card is None and early is not None):  # no vote
+            glimpse = _glimpse(reading)
+            if glimpse is not None:
+                zone.glimpsed.add(glimpse)
             if card == "unknown" and _doubts(reading, zone.votes):
                 # a whole, well placed face that is this card or another (a priest or a
                 # novice): the reads of this card so far do not confirm it
@@ -928,7 +944,8 @@ class TableTracker:
         CONFIRM_READS); how many it has now."""
         if card is not None or confidence >= SURE_CONFIDENCE:
             if (self._rival(zone, card, expect)
-                    and any(c != card and self._rival(zone, c, expect) for c in zone.votes)):
+                    and any(c != card and self._rival(zone, c, expect)
+                            for c in (*zone.votes, *zone.glimpsed))):
                 zone.doubted = True  # read as another card since the side moved
             zone.votes = {card: zone.votes.get(card, 0) + 1}  # the other readings disagree
         else:
@@ -941,6 +958,7 @@ class TableTracker:
         ones; an empty side, the card already on top or one already played is no
         event."""
         zone.votes, zone.doubted = {}, False  # decided: nothing pending
+        zone.glimpsed = set()
         if not forced:
             zone.dirty = zone.moved = False
             self._remember(zone, frame, thumb, card)
