@@ -145,9 +145,9 @@ CONFIRM_READS = 2
 #: ... and this many more, in a row, once the side's reads since it moved disagreed
 #: on the card (one named another, even too weakly to vote, or doubted between it
 #: and another): a card that reads as a priest on one frame and a novice on the next
-#: is named by neither
-#: until one wins clearly (bench hand 201010: a glared sun-priest read novice,
-#: unknown and priest by turns, and two novice reads in a row made a wrong play). Then
+#: is named by neither until one wins clearly (bench hand 201010: a glared sun-priest
+#: read novice, unknown and priest by turns, and two novice reads in a row made a
+#: wrong play). Then
 #: no single read is sure (SURE_CONFIDENCE, RULES_SURE_CONFIDENCE): tuning deck 107,
 #: hand 1800007, a novice read novice and adept by turns was named adept on one read
 #: at 0.87, and the true adept later, refused as played, was taken for a priest.
@@ -793,7 +793,7 @@ class TableTracker:
         zone.next_read = 0
         if look == "unchanged":
             zone.dirty = zone.moved = False
-            zone.votes = {}
+            zone.votes, zone.glimpsed = {}, set()
         else:
             zone.warned = False
             self._settled(zone, None, frame, thumb, expect)
