@@ -112,48 +112,13 @@ class EdgeMaps:
 _BIN_LO, _BIN_HI = 90.0 - BIN_HALF_WIDTH_DEG, 90.0 + BIN_HALF_WIDTH_DEG
 
 
-#: numpy's percentiles (the share of the picture) of CONTRAST_PERCENT: float64, as
-#: ``np.percentile`` divides them by 100.
-_CONTRAST_Q = np.true_divide(np.asarray((CONTRAST_PERCENT, 100 - CONTRAST_PERCENT)), 100)
-
-
-def _contrast_levels(sample: np.ndarray) -> np.ndarray:
-    """``np.percentile(sample, (CONTRAST_PERCENT, 100 - CONTRAST_PERCENT))`` of a uint8
-    *sample*, the same float64 values (numpy's linear method, step by step), from a
-    count of the 256 levels instead of a partition of every value (a quarter of the
-    cost of finding a small picture's edges)."""
-    if sample.dtype != np.uint8 or not sample.size:
-        return np.percentile(sample, (CONTRAST_PERCENT, 100 - CONTRAST_PERCENT))
-    n = sample.size
-    cum = np.cumsum(np.bincount(sample.reshape(-1), minlength=256))
-    virtual = (n - 1) * _CONTRAST_Q
-    prev = np.floor(virtual)
-    nxt = prev + 1
-    above = virtual >= n - 1
-    prev[above] = -1
-    nxt[above] = -1
-    prev_i, nxt_i = prev.astype(np.intp), nxt.astype(np.intp)
-    gamma = virtual - prev_i
-
-    def level(k: np.ndarray) -> np.ndarray:
-        """The value at index k (-1: the last) of the sample sorted."""
-        return np.searchsorted(cum, np.where(k < 0, n + k, k), side="right").astype(np.uint8)
-
-    a, b = level(prev_i), level(nxt_i)
-    diff = b - a
-    out = np.add(a, diff * gamma)
-    np.subtract(b, diff * (1 - gamma), out=out, where=gamma >= 0.5, casting="unsafe",
-                dtype=np.float64)
-    return out
-
-
 def edge_maps(img: np.ndarray, low: float = EDGE_LOW, high: float = EDGE_HIGH) -> EdgeMaps:
     """The :class:`EdgeMaps` of *img* (B,G,R or grey uint8): the edges of each colour
     channel together (a card as bright as the cloth but of another hue has edges in
     some channel), each edge pixel's direction from its strongest channel. The
     thresholds are for a picture spanning the grey levels (its CONTRAST_PERCENT darkest
     to lightest); a dimmer one's are lowered as much (at most MAX_GAIN times)."""
-    lo, hi = _contrast_levels(img[::4, ::4])
+    lo, hi = np.percentile(img[::4, ::4], (CONTRAST_PERCENT, 100 - CONTRAST_PERCENT))
     gain = float(np.clip(255.0 / max(float(hi - lo), 1.0), 1.0, MAX_GAIN))
     low, high = low / gain, high / gain
     img = cv2.GaussianBlur(img, (0, 0), PRE_BLUR_PX)
