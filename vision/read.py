@@ -259,15 +259,7 @@ class SideReader:
                       / np.float32(f) + off).reshape(-1, 4, 2))  # in frame px, each grown
         owner = [i for i in range(len(quads)) for _ in grow]
         s = self.coarse_scores(frame, grown)
-        order = [int(j) for j in np.argsort(-s.max(axis=1))[:FINE_CANDIDATES]]
-        # a quad outlined all round is a card whatever its coarse likeness (a sheen or
-        # a shadow over it lowers that more than a wrong quad's): it is matched finely
-        # too, at its likeliest growth
-        g = len(grow)
-        for i in np.flatnonzero(sides.min(axis=1) >= OUTLINE_SURE):
-            j = int(i) * g + int(np.argmax(s[i * g:(i + 1) * g].max(axis=1)))
-            if j not in order:
-                order.append(j)
+        order = np.argsort(-s.max(axis=1))[:FINE_CANDIDATES]
         likeness = float(s.max())
         if likeness < MIN_SCORE * REFINE_SHARE and not by_face \
                 and float(sides.min(axis=1).max()) < OUTLINE_SURE:
