@@ -232,19 +232,6 @@ def hypotheses(segs: np.ndarray, aspect: float, long_range: tuple[float, float],
     return np.concatenate(quads).astype(np.float32)
 
 
-#: :func:`pair_hypotheses`' pairs of PAIR_SEGMENTS segments (np.triu_indices): fewer
-#: segments' pairs are those among the first (the same order), cut from these.
-_PAIRS = np.triu_indices(PAIR_SEGMENTS, 1)
-
-
-def _pairs_of(n: int) -> tuple[np.ndarray, np.ndarray]:
-    """``np.triu_indices(n, 1)``."""
-    if n > PAIR_SEGMENTS:
-        return np.triu_indices(n, 1)
-    keep = _PAIRS[1] < n
-    return _PAIRS[0][keep], _PAIRS[1][keep]
-
-
 def pair_hypotheses(segs: np.ndarray, aspect: float, long_range: tuple[float, float],
                     limit: int = PAIR_SEGMENTS) -> np.ndarray:
     """Quads (N x 4 x 2) from pairs of parallel segments (within PARALLEL_DEG) facing
@@ -260,8 +247,8 @@ def pair_hypotheses(segs: np.ndarray, aspect: float, long_range: tuple[float, fl
     u = d / np.maximum(length, 1e-6)[:, None]
     mid = (segs[:, :2] + segs[:, 2:]) / 2
     ang = np.degrees(np.arctan2(u[:, 1], u[:, 0])) % 180.0
-    i, j = _pairs_of(len(segs))
-    dang = np.abs((np.take(ang, i) - np.take(ang, j) + 90.0) % 180.0 - 90.0)
+    i, j = np.triu_indices(len(segs), 1)
+    dang = np.abs((ang[i] - ang[j] + 90.0) % 180.0 - 90.0)
     ok = dang < PARALLEL_DEG
     i, j = i[ok], j[ok]
     n = np.stack([-u[i, 1], u[i, 0]], axis=1)
