@@ -605,46 +605,6 @@ def test_a_card_read_as_another_first_needs_reads_that_agree(other_played) -> No
     assert len(south) == 1 + CONFIRM_READS + (0 if other_played else DOUBT_EXTRA_READS)
 
 
-@pytest.mark.parametrize("rules_expect", [True, False])
-def test_an_unnamed_card_that_fits_one_face_counts_where_the_rules_expect_it(
-        rules_expect) -> None:
-    # A sheen or a shadow over a card fails the recogniser's whole-card tests: it reads
-    # "unknown", though the card beat every other face by the deck's margin (tuning deck
-    # 105, hand 1800005: every east card under a glossy sheen). Laid at the seat on turn
-    # and a face of its cult, agreeing reads make it that card (tracker._guess, counted
-    # as a weak read); with another seat on turn it stays unknown.
-    from vision.sim.decks import taught_deck
-    from vision.tracker import Expectation, TableTracker
-
-    frames, lead = _first_play()
-    seat = lead["seat"]
-    tracker = TableTracker(taught_deck(0))
-    read_side = tracker.rec.read_side
-    unnamed: list = []
-
-    def sheened(frame, pose, where):  # the card laid is seen, not seen whole
-        reading = read_side(frame, pose, where)
-        if where != seat or reading.card_id is None:
-            return reading
-        ident = reading.identity
-        assert ident.best == lead["card"] and ident.margin > 0
-        unnamed.append(reading.card_id)
-        return dataclasses.replace(reading, card_id="unknown", confidence=0.45,
-                                   identity=dataclasses.replace(
-                                       ident, card_id="unknown", score=0.6, quarters=0.5,
-                                       plausible=False))
-
-    tracker.rec.read_side = sheened
-    out: list = []
-    expect = Expectation(seat if rules_expect else None)
-    for n, image in enumerate([frames[0].image] * 12 + [frames[lead["clear_frame"] + 5].image] * 12):
-        tracker.feed(n, image, lambda: expect, out.append)
-    assert unnamed
-    plays = [(o.seat, o.card) for o in out if o.kind == "play"]
-    assert plays == ([(seat, lead["card"])] if rules_expect else [])
-
-
-
 @pytest.mark.parametrize("other_played", [False, True])
 def test_a_card_read_weakly_as_another_first_needs_reads_that_agree(other_played) -> None:
     # A small, soft card is read as one face and then another on frames a look apart:

@@ -51,10 +51,8 @@ little per frame, for a settled side.
 
 The rules act as a prior (R3): when the recogniser's best guess is not legal
 at that seat but a legal card scores within :data:`PRIOR_MARGIN` of it, the
-legal card is taken. A card named with little confidence, or not named because it
-was not seen whole (a sheen or a shadow over it) though one face beat every other
-and its colour says that face's cult, counts only where the rules expect such a
-card at the seat on turn, something was just laid there, and
+legal card is taken. A card named with little confidence counts only where the
+rules expect such a card at the seat on turn, something was just laid there, and
 :data:`PRIOR_CONFIRM_READS` reads in a row agree. A card is never invented: an
 unreadable side stays ``unknown`` and after :data:`UNKNOWN_WARN_READS` reads the
 table is asked to check it.
@@ -71,7 +69,6 @@ import numpy as np
 
 from companion.core.cards import SEATS, Card, Seat, UnknownName
 from companion.core.rules import Hand
-from vision.faces import MIN_SCORE
 from vision.locate import TWILIGHT_LONG_RANGE, ZONE_DEPTH_MM, ZONE_HALF_WIDTH_MM, zone_outline
 from vision.profile import CARD_MM
 from vision.read import CARD_SIZE_RANGE
@@ -350,25 +347,6 @@ def _glimpse(reading: Any) -> str | None:
         return reading.card_id
     ident = getattr(reading, "identity", None)
     return ident.best if ident is not None and getattr(ident, "plausible", False) else None
-
-
-def _guess(reading: Any) -> str | None:
-    """The face an unnamed card fits best, where only its being seen whole failed: it
-    beat every other face by the deck's own margin (``margin`` > 0), fits it at least
-    as a card of the deck does (:data:`vision.faces.MIN_SCORE`) and its colour says
-    that face's cult: the face is not seen whole, so the colour must confirm it (a
-    forearm resting on a card read as an obelisk, the colour undecided). A sheen or a
-    shadow over a card fails the whole-card tests so. It counts only as a weak read
-    does (:meth:`TableTracker._weak`)."""
-    ident = getattr(reading, "identity", None)
-    best = getattr(ident, "best", None)
-    if best is None or ident.margin <= 0 or ident.score < MIN_SCORE:
-        return None
-    try:
-        cult = Card.parse(best).cult.value
-    except (UnknownName, ValueError):
-        return None
-    return best if ident.cult == cult else None
 
 
 class Pace:
@@ -809,8 +787,6 @@ class TableTracker:
         if early is None:
             self.readings[zone.seat] = reading  # what is drawn: the latest
         card = reading.card_id
-        if card == "unknown":
-            card = _guess(reading) or card
         if card not in (None, "unknown") and reading.confidence < MIN_CONFIDENCE:
             card = self._weak(zone, card, expect, reading, thumb, forced)
         if card == "unknown" or (card is None and early is not None):  # no vote
