@@ -21,9 +21,8 @@ face fits is a card that cannot be named (``"unknown"``); anything less is no ca
 
 from __future__ import annotations
 
-import functools
 from collections import deque
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import cv2
 import numpy as np
@@ -101,9 +100,7 @@ RUN_ON = 0.5
 #: outline seen all round (OUTLINE_SURE), a card lies there that cannot be named.
 NAME_SCORE = 0.75
 #: (A face correlating PRESENT_SCORE overall with a quarter under half WHOLE_QUARTERS
-#: is a table's pattern or an arm meeting part of a face, not a card.) PARTIAL_CELLS:
-#: the grid whose better half of cells gives Identity.partial (a card an arm covers).
-PARTIAL_CELLS = (2, 3)
+#: is a table's pattern or an arm meeting part of a face, not a card.)
 WHOLE_QUARTERS = 0.7
 PRESENT_SCORE = 0.7
 #: Cult by colour counts when one cult's chroma histogram overlap beats the other's by
@@ -133,18 +130,6 @@ class Identity:
     best: str | None = None
     rival: str | None = None
     plausible: bool = False
-    #: what :attr:`partial` is measured from (the bank, the card and the best face's
-    #: row), measured only when asked (nothing in a read needs it)
-    partial_of: tuple | None = field(default=None, repr=False, compare=False)
-
-    @functools.cached_property
-    def partial(self) -> float:
-        """The better half of the card's cells' correlations with the best face: a
-        card partly covered (an arm over it) still shows its face there."""
-        if self.partial_of is None:
-            return 0.0
-        bank, card, index = self.partial_of
-        return float(bank.cell_scores(card[None], PARTIAL_CELLS)[0, index])
 
 
 @dataclass(frozen=True)
@@ -388,7 +373,6 @@ class SideReader:
         upright = card[::-1, ::-1] if turned else card
         quarters = bank.quarters(upright, bank.ids.index(best))
         whole = score >= NAME_SCORE and quarters >= WHOLE_QUARTERS
-        index = bank.ids.index(best) + (n if turned else 0)
         if not whole:
             card_id = "unknown"
         plausible = whole and (cult is None or Card.parse(best).cult.value == cult)
@@ -396,7 +380,7 @@ class SideReader:
         if card_id == "unknown":
             conf = min(conf, 0.49)
         return Identity(card_id, cult, conf, score, margin, turned, quarters, best, rival,
-                        plausible, (bank, card, index))
+                        plausible)
 
     @staticmethod
     def _unlit(bank: FaceBank, row: np.ndarray, card: np.ndarray

@@ -144,10 +144,10 @@ CONFIRM_READS = 2
 #: and another): a card that reads as a priest on one frame and a novice on the next
 #: is named by neither until one wins clearly (bench hand 201010: a glared sun-priest
 #: read novice, unknown and priest by turns, and two novice reads in a row made a
-#: wrong play). Then
-#: no single read is sure (SURE_CONFIDENCE, RULES_SURE_CONFIDENCE): tuning deck 107,
-#: hand 1800007, a novice read novice and adept by turns was named adept on one read
-#: at 0.87, and the true adept later, refused as played, was taken for a priest.
+#: wrong play). Then no single read is sure (SURE_CONFIDENCE, RULES_SURE_CONFIDENCE):
+#: tuning deck 107, hand 1800007, a novice read novice and adept by turns was named
+#: adept on one read at 0.87, and the true adept later, refused as played, was taken
+#: for a priest.
 DOUBT_EXTRA_READS = 1
 SURE_CONFIDENCE = 0.85
 #: One read is enough, too, at RULES_SURE_CONFIDENCE, naming the card the rules expect
