@@ -22,7 +22,7 @@ from vision.annotate import annotate
 from vision.deck_art import render_card
 from vision.profile import REQUIRED_IDS, DeckProfile, builtin_profile, load_deck
 from vision.recognise import Recogniser
-from vision.sim.decks import sim_deck, taught_deck
+from vision.sim.decks import deck_images, sim_deck, taught_deck
 from vision.sim.simulator import add_glare, render_scene, table_texture
 
 SIZE = (640, 480)
@@ -287,6 +287,41 @@ def test_the_uppermost_card_squarely_on_cards_of_its_own_print(seed):
     image, _ = _scene(_builtin_faces(), (63, 88), SIDES, under=under, seed=seed,
                       lift_deg=(2, 6))
     _check(rec, image, SIDES, 0.0)
+
+
+#: a sparse print (small pips on a dark ground) of a procedural deck, and cards laid
+#: on earlier cards of the same print a fifth of a card off
+SPARSE_DECK = 104
+PILE_SIDES = {"north": "moon-souls-4", "east": "sun-souls-7", "south": "moon-souls-3",
+              "west": "sun-souls-6"}
+PILE_UNDER = {"north": "moon-souls-6", "east": "sun-souls-5", "south": "moon-souls-5",
+              "west": "sun-souls-3"}
+
+
+@pytest.mark.parametrize("shift", [(0.15, -0.2, 2.0), (-0.15, -0.25, -3.0),
+                                   (0.2, -0.15, 3.0), (-0.1, -0.2, -2.0)])
+def test_the_uppermost_card_a_little_off_the_card_beneath(shift):
+    """A card laid a fifth of a card off (*shift*: along its short and long side, and
+    turned, degrees) an earlier card of the same sparse print: where their dark
+    grounds meet there is no edge, so the outlines found there mix the two cards' sides
+    and lie a little off the card on top, and the few pips are too small for the
+    coarse search by face. The card is found by moving those outlines to where a face
+    fits them. (A light card on a light card on a lighter wood is still missed at
+    times: docs/recognition.md, "Open".)"""
+    faces = deck_images(SPARSE_DECK)
+    rec = Recogniser(load_deck(taught_deck(SPARSE_DECK)))
+    th, tw = faces[TWILIGHT_ID].shape[:2]
+    fh, fw = faces[CARD_IDS[0]].shape[:2]
+    card_mm = (63, 63 * fh / fw)
+    image, quads = _scene(faces, (63, 63 * th / tw), PILE_UNDER, card_mm=card_mm)
+    sx, sy, turn = shift
+    for seat, q in quads.items():
+        centre = q.mean(axis=0) + sx * (q[1] - q[0]) + sy * (q[3] - q[0])
+        _paste(image, faces[PILE_SIDES[seat]], centre,
+               {"north": 0.0, "east": 90.0, "south": 180.0, "west": 270.0}[seat] + turn,
+               card_mm)
+    image = cv2.GaussianBlur(image, (0, 0), 0.6)
+    _check(rec, image, PILE_SIDES, 0.0)
 
 
 #: soft focus over the composed scene, as a camera focused on the table gives

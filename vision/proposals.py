@@ -24,6 +24,8 @@ round the quad.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import cv2
 import numpy as np
 
@@ -240,7 +242,7 @@ def dense_quads(size: tuple[int, int], aspect: float, long_range: tuple[float, f
     return np.concatenate(out).astype(np.float32)
 
 
-def _moved(quads: np.ndarray, moves: np.ndarray) -> np.ndarray:
+def moved(quads: np.ndarray, moves: np.ndarray) -> np.ndarray:
     """*quads* (N x 4 x 2) each moved about its centre by each of *moves* (M x 4: shift
     along its side 0-1 and side 1-2 as shares of them, turn in radians, growth):
     N x M x 4 x 2."""
@@ -273,17 +275,30 @@ def polish(grid: FaceGrid, pyramid: Pyramid, quads: np.ndarray,
     def rank(score: np.ndarray) -> np.ndarray:
         return score.max(axis=-1) if any_turn else score[..., 0]
 
-    q = np.asarray(quads, np.float32)
-    best = weigh(q)
+    moves = []
     for d in steps:
         v = np.float32([-d, 0.0, d])
         g = np.float32([1 / (1 + d), 1.0, 1 + d]) if grow else np.float32([1.0])
-        moves = np.stack(np.meshgrid(v, v, v, g, indexing="ij"), -1).reshape(-1, 4)
-        tried = _moved(q, moves)  # N x M x 4 x 2
-        score = weigh(tried.reshape(-1, 4, 2)).reshape(len(q), len(moves), 4)
+        moves.append(np.stack(np.meshgrid(v, v, v, g, indexing="ij"), -1).reshape(-1, 4))
+    return climb(np.asarray(quads, np.float32), weigh, rank, moves)
+
+
+def climb(quads: np.ndarray, weigh: Callable[[np.ndarray], np.ndarray],
+          rank: Callable[[np.ndarray], np.ndarray], steps: list[np.ndarray]
+          ) -> tuple[np.ndarray, np.ndarray]:
+    """*quads* (N x 4 x 2) each moved by the best of each step's moves (M x 4, as
+    :func:`moved` takes them) in turn, where that scores better than where it lies:
+    *weigh* scores quads (K x 4 x 2 -> K x ...), *rank* orders scores (... -> K).
+    Returns the quads and their scores."""
+    q = quads
+    best = weigh(q)
+    for moves in steps:
+        tried = moved(q, moves)  # N x M x 4 x 2
+        score = weigh(tried.reshape(-1, 4, 2))
+        score = score.reshape(len(q), len(moves), *score.shape[1:])
         k = np.argmax(rank(score), axis=1)
         n = np.arange(len(q))
         better = rank(score[n, k]) > rank(best)
         q = np.where(better[:, None, None], tried[n, k], q)
-        best = np.where(better[:, None], score[n, k], best)
+        best = np.where(better.reshape(-1, *[1] * (best.ndim - 1)), score[n, k], best)
     return q, best

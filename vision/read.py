@@ -28,6 +28,7 @@ import cv2
 import numpy as np
 
 from companion.core.cards import CARD_IDS, Card
+from vision import proposals as P
 from vision import quads as Q
 from vision.faces import (
     MARGIN_SHARE,
@@ -39,7 +40,7 @@ from vision.faces import (
     rectify,
     rectify_all,
 )
-from vision.facesearch import DeckGrid
+from vision.facesearch import PLACE_STEPS, DeckGrid
 from vision.facesearch import search as face_search
 from vision.glare import without_glare
 from vision.locate import (
@@ -74,6 +75,12 @@ RIVALS = 3
 DISTINCT_FACES = 0.95
 #: Growths of a found quad tried (its outline may be an inner frame of the print).
 GROW = (1.0, 1.1, 1.2)
+#: A card on cards of its own print: the outlines with three sides on edges (the third
+#: best side's support at least PLACE_SIDES) that are moved to where a face fits them,
+#: the best PLACE_OUTLINES of them (:meth:`SideReader._off_outline`; the steps are the
+#: face search's, :data:`vision.facesearch.PLACE_STEPS`).
+PLACE_OUTLINES = 6
+PLACE_SIDES = 0.6
 #: Alignment of a card with its best face: resolution (px/mm, at most: as the frame
 #: shows it), margin (share of the card's width) the
 #: window reaches beyond the quad, and ECC's most iterations.
@@ -210,22 +217,52 @@ class SideReader:
         zone = _Zone(frame, pose, native, f, off, maps)
         found, likeness = self._settle(zone, [portrait(clockwise(q)) for q in qs], sides,
                                        GROW, False)
-        if found is not None and (found[1].card_id != "unknown" or found[1].plausible) \
-                or likeness < MIN_SCORE:
+        if found is not None and (found[1].card_id != "unknown" or found[1].plausible):
             return found
-        # a card is there (some outline's inside looks like a face) but no outline shows
-        # it whole (a card seen whole whose face only a duel could tell stays unnamed):
-        # the card on top found by its face, as its outline may make no edge where it
-        # lies on cards of the same print, whose outlines then lead elsewhere
-        fq, _ = face_search(self.grid, crop, expected, here)
-        if not len(fq):
-            return found
-        fq = Q.refine(fq.reshape(-1, 4, 2), maps)  # onto those of its sides with edges
-        by_face, _ = self._settle(zone, [portrait(clockwise(q)) for q in fq],
-                                  Q.side_support(fq, maps), (1.0,), True)
-        if by_face is not None and by_face[1].card_id != "unknown":
-            return by_face
+        if likeness >= MIN_SCORE:
+            # a card is there (some outline's inside looks like a face) but no outline
+            # shows it whole (a card seen whole whose face only a duel could tell stays
+            # unnamed): the card on top found by its face, as its outline may make no
+            # edge where it lies on cards of the same print, whose outlines then lead
+            # elsewhere
+            fq, _ = face_search(self.grid, crop, expected, here)
+            if len(fq):
+                fq = Q.refine(fq.reshape(-1, 4, 2), maps)  # onto its sides with edges
+                by_face, _ = self._settle(zone, [portrait(clockwise(q)) for q in fq],
+                                          Q.side_support(fq, maps), (1.0,), True)
+                if by_face is not None and by_face[1].card_id != "unknown":
+                    return by_face
+        if likeness >= MIN_SCORE * REFINE_SHARE and len(qs):
+            placed = self._off_outline(zone, qs, sides)
+            if placed is not None:
+                return placed
         return found
+
+    def _off_outline(self, zone: _Zone, qs: np.ndarray, sides: np.ndarray
+                     ) -> tuple[np.ndarray, Identity, float] | None:
+        """The card on a pile, found a little off the outlines *qs* (zone px, *sides*
+        their sides' support): its outline shares sides with the cards beneath it, so
+        the outlines found there lie a little off it. The PLACE_OUTLINES best outlined
+        (their third side's support), each moved to where a face fits it best
+        (:meth:`_placed`), as moved and refined onto edges; named, and in its cult's
+        colours (a pattern of the cloth that a face happens to fit shows neither
+        cult's), or None."""
+        f, off = np.float32(zone.f), zone.off
+        third = np.sort(sides, axis=1)[:, 1]
+        top = [int(i) for i in np.argsort(-third, kind="stable")[:PLACE_OUTLINES]
+               if third[i] >= PLACE_SIDES]
+        if not top:
+            return None
+        moved, score = self._placed(zone.frame, np.stack([portrait(clockwise(qs[i])) / f + off
+                                                          for i in top]))
+        if score.max() < MIN_SCORE:
+            return None  # no face fits any of them anywhere near: no card on a pile
+        mz = (moved[score >= MIN_SCORE] - off) * f
+        mz = np.concatenate([mz, Q.refine(mz, zone.maps)])
+        placed, _ = self._settle(zone, list(mz), Q.side_support(mz, zone.maps), (1.0,), True)
+        if placed is None or placed[1].card_id == "unknown" or placed[1].cult is None:
+            return None
+        return placed
 
     def _settle(self, zone: _Zone, quads: list[np.ndarray], sides: np.ndarray,
                 grow: tuple[float, ...], by_face: bool
@@ -398,6 +435,21 @@ class SideReader:
             return card, row
         again = bank.scores(out[None])[0]
         return (out, again) if again.max() > row[k] else (card, row)
+
+    def _placed(self, frame: np.ndarray, quads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Each of *quads* (N x 4 x 2, frame px, portrait) moved to where a face fits it
+        best at the coarsest resolution: at each of PLACE_STEPS (a share of the card)
+        shifted either way along both its sides, then turned by half as many radians:
+        (the quads moved, their best correlation with any face)."""
+        steps = []
+        for d in PLACE_STEPS:
+            v = np.float32([-d, 0.0, d])
+            steps.append(np.stack(np.meshgrid(v, v, [0.0], [1.0], indexing="ij"), -1)
+                         .reshape(-1, 4).astype(np.float32))
+            steps.append(np.float32([[0.0, 0.0, -d / 2, 1.0], [0.0, 0.0, d / 2, 1.0]]))
+        return P.climb(quads.astype(np.float32),
+                       lambda q: self.coarse_scores(frame, list(q)).max(axis=1),
+                       lambda s: s, steps)
 
     def coarse_scores(self, frame: np.ndarray, quads: list[np.ndarray]) -> np.ndarray:
         """Correlations (N x 2K) of the insides of *quads* (frame px; TL, TR, BR, BL of a
