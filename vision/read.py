@@ -15,6 +15,11 @@
    from its colours apart (:func:`colour_cult`); a named card whose colours say the
    other cult is ``"unknown"``.
 
+When no outline names a card: the card on top looked for by its face over the zone
+(:mod:`vision.facesearch`), and then the best outlined quads moved to where a face
+fits them (a card on cards of its own print, whose outlines lie a little off it:
+:meth:`SideReader._off_outline`); a card found either way must be named.
+
 A quad outlined all round (every side's edges at least :data:`OUTLINE_SURE`) that no
 face fits is a card that cannot be named (``"unknown"``); anything less is no card.
 """
