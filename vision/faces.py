@@ -56,6 +56,10 @@ DUEL_SHARE = 0.25
 #: of the whole card leaves for the fine print where two faces differ.
 DUEL_SHIFT_PX = 1
 DUEL_BLUR_PX = (0.0, 0.8, 1.6)
+#: Blurs (sigma, px at the matched resolution) beyond the faces' own a card may show
+#: (soft focus, motion, a card a few px across): the deck's self-similarity is taken
+#: with the faces blurred as much as the card is (see :meth:`FaceBank.decide`).
+CARD_BLUR_PX = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0)
 #: Duel pairs whose prepared faces are kept, per bank, the last used (each about
 #: 120 kB at the finest bank, so at most ~16 MB there): the alike faces of a deck duel
 #: again and again (the built-in deck's filled 96 in 60 scenes).
@@ -175,6 +179,7 @@ class FaceBank:
         self._shade: dict[int, tuple] = {}
         #: faces blurred for duels, and the duels' pairs (see :meth:`_pair`)
         self._blur: dict[tuple[int, float], np.ndarray] = {}
+        self._soft: dict[float, tuple[np.ndarray, np.ndarray]] = {}  # see :meth:`_at_blur`
         self._pairs: dict[tuple[int, int, float], tuple] = {}
         n = len(self.ids)
         sim = self.vectors[:n] @ self.vectors.T  # upright faces vs all, both ways
@@ -229,8 +234,9 @@ class FaceBank:
         pixels where the two faces differ, and a face is named only when it wins every
         duel. Without *card* a close rival leaves the card unnamed."""
         n = len(self.ids)
-        if allowed is not None:
-            row = np.where(np.concatenate([allowed, allowed]), row, -1.0)
+        mask = None if allowed is None else np.concatenate([allowed, allowed])
+        if mask is not None:
+            row = np.where(mask, row, -1.0)
         best = int(np.argmax(row))
         i, turned = best % n, best >= n
         s = float(row[best])
@@ -241,9 +247,30 @@ class FaceBank:
         j = int(np.argmax(others))
         c = self.alike[i]
         bounds = s * (c + MARGIN_SHARE * (1 - c))
+        unsure = others > bounds
+        if card is not None:
+            # a card blurred beyond the faces' blur (soft focus, a card a few dozen px
+            # across) shows alike faces more alike than the deck's self-similarity
+            # says: the faces blurred as much as fits the card best, the card scored
+            # against them and their self-similarity then give a second bound, and a
+            # face under only one of the two is not ruled out
+            core = self._prepared(card[None])[0]
+            seen = _standard_rows(core.reshape(1, -1, 3))[0]
+            sigma = max(CARD_BLUR_PX, key=lambda b: float(seen @ self._at_blur(b)[0][best]))
+            if sigma:
+                vectors, alike = self._at_blur(sigma)
+                soft = vectors @ seen
+                if mask is not None:
+                    soft = np.where(mask, soft, -1.0)
+                s_soft = float(soft[best])
+                o_soft = np.maximum(soft[:n], soft[n:])
+                o_soft[i] = -1.0
+                c_soft = alike[i]
+                b_soft = s_soft * (c_soft + MARGIN_SHARE * (1 - c_soft))
+                unsure |= o_soft > b_soft
         # faces the whole card cannot rule out, and faces it cannot tell from this one
         # at all (alike but for their colours, which per-channel correlation ignores)
-        close = [int(k) for k in np.flatnonzero((others > bounds)
+        close = [int(k) for k in np.flatnonzero(unsure
                                                  | ((c >= ALIKE_LIMIT) & (others > -1.0)))]
         margin = float(np.clip((bounds[j] - others[j]) / max(bounds[j] - s * c[j], 1e-6),
                                -1.0, 1.0))
@@ -271,6 +298,23 @@ class FaceBank:
             return "unknown", s, turned, lead, self.ids[runner % n]
         return (self.ids[winner % n], float(row[winner]), winner >= n, lead,
                 self.ids[runner % n])
+
+    def _at_blur(self, sigma: float) -> tuple[np.ndarray, np.ndarray]:
+        """The faces (rows, as :attr:`vectors`) blurred *sigma* more, and their
+        self-similarity then (as :attr:`alike`), made once per blur."""
+        if not sigma:
+            return self.vectors, self.alike
+        got = self._soft.get(sigma)
+        if got is None:
+            n = len(self.ids)
+            cores = np.stack([cv2.GaussianBlur(np.ascontiguousarray(f), (0, 0), sigma)
+                              for f in self._cores])
+            vectors = _standard_rows(cores.reshape(2 * n, -1, 3))
+            sim = vectors[:n] @ vectors.T
+            alike = np.maximum(sim[:, :n], sim[:, n:])
+            np.fill_diagonal(alike, sim[np.arange(n), n + np.arange(n)])
+            got = self._soft[sigma] = (vectors, alike)
+        return got
 
     def _duel_card(self, core: np.ndarray) -> tuple[np.ndarray, ...]:
         """What a :meth:`duel` needs of the card *core* whatever the faces: the card

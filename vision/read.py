@@ -313,23 +313,25 @@ class SideReader:
         # the card chosen aligned again at the finest resolution with its best face and
         # with its rivals: the fine print where alike faces differ must lie where each
         # face has it, and an outline a tenth off can fit the wrong face best until each
-        # face has had its own alignment. A rival takes over only when, aligned with
+        # face has had its own alignment (even within an outline all round: a few px
+        # of a small card decide a numeral). A rival takes over only when, aligned with
         # it, the card leaves at most half (MARGIN_SHARE) of what its face left
         # unexplained: an alignment pulls a card towards the face it is aligned with,
         # so a face alike (a numeral apart) always gains a little
         n = len(fine.ids)
         ranked = [int(k) for k in np.argsort(-row)]
         tries = [ranked[0]]
-        # a quad whose every side lies on edges is the card's outline: no rival's
-        # alignment can make it fit another face better than its own
-        on_edges = Q.side_support(((quad - off) * np.float32(f))[None], zone.maps)[0].min()
-        for k in ranked[1:] if on_edges < OUTLINE_SURE else ():
+        for k in ranked[1:]:
             # a face printed alike (another cult's colours) aligns alike: one of them
             if len(tries) > RIVALS:
                 break
             if all(fine.alike[k % n, t % n] < DISTINCT_FACES for t in tries):
                 tries.append(k)
         start = quad
+        # each face's best correlation in any alignment tried: the card is named by
+        # the deck's margins against every face as well as that face can fit it (a
+        # rival that fits as well at its own alignment leaves the card undecided)
+        rows = [row]
         for k in tries:
             if k == ranked[0] and fine is middle:
                 continue  # aligned with it already
@@ -341,11 +343,13 @@ class SideReader:
                 continue
             p2 = without_glare(rectify(frame, q, fine.size))
             r2 = fine.scores(p2[None])[0]
+            rows.append(r2)
             if r2[k] < row.max():
                 continue
             if k % n != int(np.argmax(row)) % n and 1 - r2[k] > MARGIN_SHARE * (1 - row.max()):
                 continue
             quad, row, pic = q, r2, p2
+        row = np.max(rows, axis=0)
         support = float(sides[i].min())
         ident = self._identity(fine, row, pic, zone.pose.light)
         # the card named must lie where its outline is: a quad aligned inside a card
