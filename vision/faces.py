@@ -248,14 +248,15 @@ class FaceBank:
         c = self.alike[i]
         bounds = s * (c + MARGIN_SHARE * (1 - c))
         unsure = others > bounds
-        if card is not None:
+        # the card prepared as the faces are (for the blurred bound and the duels)
+        prepared = None if card is None else self._prepared(card[None])[0]
+        if prepared is not None:
             # a card blurred beyond the faces' blur (soft focus, a card a few dozen px
             # across) shows alike faces more alike than the deck's self-similarity
             # says: the faces blurred as much as fits the card best, the card scored
             # against them and their self-similarity then give a second bound, and a
             # face under only one of the two is not ruled out
-            core = self._prepared(card[None])[0]
-            seen = _standard_rows(core.reshape(1, -1, 3))[0]
+            seen = _standard_rows(prepared.reshape(1, -1, 3))[0]
             sigma = max(CARD_BLUR_PX, key=lambda b: float(seen @ self._at_blur(b)[0][best]))
             if sigma:
                 vectors, alike = self._at_blur(sigma)
@@ -278,10 +279,10 @@ class FaceBank:
             return "unknown", s, turned, margin, self.ids[j]
         if not close:
             return self.ids[i], s, turned, margin, self.ids[j]
-        if card is None:
+        if prepared is None:
             return "unknown", s, turned, margin, self.ids[j]
         # the close faces and the best one: the face that wins every duel is the card
-        core = self._prepared(card[None])[0] / np.float32(np.maximum(gains, 0.05))
+        core = prepared / np.float32(np.maximum(gains, 0.05))
         field = [best] + [int(turn_of[k]) for k in close]
         wins: dict[int, list[float]] = {a: [] for a in field}
         seen = self._duel_card(core)  # the card's side of every duel, made once
