@@ -322,8 +322,7 @@ def _line_support(p0: np.ndarray, p1: np.ndarray, maps: EdgeMaps,
         t = _SAMPLE_AT[samples] = np.linspace(CORNER_SHARE, 1 - CORNER_SHARE, samples,
                                               dtype=np.float32)
     d = p1 - p0
-    # (rint is round's own work; & 3 is % 4 for two's complement integers)
-    k = np.rint(np.degrees(np.arctan2(d[:, 1], d[:, 0])) / 45.0).astype(np.int64) & 3
+    k = np.round(np.degrees(np.arctan2(d[:, 1], d[:, 0])) / 45.0).astype(np.int64) % 4
     h, w = maps.shape
     # the points rounded to px (x, y apart: M x samples each), clipped onto the padded
     # bins' empty border when off the picture
@@ -346,9 +345,7 @@ def _line_support(p0: np.ndarray, p1: np.ndarray, maps: EdgeMaps,
     if samples % 8 == 0:
         # eight 0/1 bytes at a time: their sum is the top byte of the word times 0x0101..
         words = on.view(np.uint64) * np.uint64(0x0101010101010101) >> np.uint64(56)
-        # (two words, as 16 samples make, added as such: a reduction over two is slow)
-        hits = words[:, 0] + words[:, 1] if words.shape[1] == 2 else (
-            words.sum(axis=1) if words.shape[1] > 1 else words[:, 0])
+        hits = words.sum(axis=1)
     else:
         hits = on.sum(axis=1, dtype=np.int32)
     return hits / np.float64(samples)
