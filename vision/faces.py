@@ -60,10 +60,12 @@ DUEL_BLUR_PX = (0.0, 0.8, 1.6)
 #: (soft focus, motion, a card a few px across): the deck's self-similarity is taken
 #: with the faces blurred as much as the card is (see :meth:`FaceBank.decide`).
 CARD_BLUR_PX = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0)
-#: Duel pairs whose prepared faces are kept, per bank, the last used (each about
-#: 120 kB at the finest bank, so at most ~16 MB there): the alike faces of a deck duel
-#: again and again (the built-in deck's filled 96 in 60 scenes).
-DUEL_PAIRS = 128
+#: Bytes of duel pairs' prepared faces kept per bank, the last used: the alike faces of
+#: a deck duel again and again (the built-in deck's filled 96 in 60 scenes). A pair
+#: takes about 300 kB at the finest bank (about 50 pairs kept) and a tenth of that at
+#: the coarsest, where a small soft card's many close faces make many pairs (tuning
+#: deck 104's hand: 1,400 pairs; a bound of 128 pairs remade 8,272 of 12,721).
+DUEL_BYTES = 16 << 20
 #: Two faces correlating this well at the finest resolution differ in less than half
 #: a percent of their variance (a mark a couple of mm across on a plain face): no
 #: reading through a camera's noise and a mm of misplacement tells them apart, so
@@ -180,7 +182,8 @@ class FaceBank:
         #: faces blurred for duels, and the duels' pairs (see :meth:`_pair`)
         self._blur: dict[tuple[int, float], np.ndarray] = {}
         self._soft: dict[float, tuple[np.ndarray, np.ndarray]] = {}  # see :meth:`_at_blur`
-        self._pairs: dict[tuple[int, int, float], tuple] = {}
+        self._pairs: dict[tuple[int, int], dict] = {}  # see :meth:`_pair`
+        self._pair_bytes = 0
         n = len(self.ids)
         sim = self.vectors[:n] @ self.vectors.T  # upright faces vs all, both ways
         # C[i, j]: face i against face j at either turn (the most alike)
@@ -345,9 +348,9 @@ class FaceBank:
         # faces are blurred as much more as makes them fit the card best, so the
         # difference between them is measured as the card can show it
         # (only the chosen blur's pair is made whole: the others' means are enough)
-        sigma = max(DUEL_BLUR_PX,
-                    key=lambda s: _joint_ncc((xm, xs), _centred(self._mid(a, b, s))))
-        mid, half, weight = self._pair(a, b, sigma)
+        pair = self._pair(a, b)
+        sigma = max(DUEL_BLUR_PX, key=lambda s: _joint_ncc((xm, xs), pair["mids"][s]))
+        mid, half, weight = self._made(pair, a, b, sigma)
         # the card at every shift at once (rows, in the loops' order: dy, then dx), each
         # fitted to the faces' mean and the rest projected on their half difference,
         # from a few sums: with xc = x - mean(x), g = <xc, mc> / <mc, mc>, r = xc - g mc,
@@ -379,25 +382,36 @@ class FaceBank:
             self._blur[key] = cv2.GaussianBlur(self._cores[face], (0, 0), sigma)
         return self._blur[key]
 
-    def _mid(self, a: int, b: int, sigma: float) -> np.ndarray:
-        """The mean of faces *a* and *b* blurred *sigma* more inside the shift margin,
-        as :meth:`_pair` makes it (its own when made)."""
-        got = self._pairs.get((a, b, sigma))
-        if got is not None:
-            return got[0]
-        k = DUEL_SHIFT_PX
-        fa_full, fb_full = self._blurred(a, sigma), self._blurred(b, sigma)
-        h, w = fa_full.shape[:2]
-        return (fa_full[k:h - k, k:w - k] + fb_full[k:h - k, k:w - k]) / 2
+    def _pair(self, a: int, b: int) -> dict:
+        """What :meth:`duel` keeps of faces *a* and *b* (rows: upright or turned), made
+        once per pair and kept while DUEL_BYTES allow (the last used): ``"mids"``, at each
+        of DUEL_BLUR_PX, the two faces' mean inside the shift margin, centred (as
+        :func:`_centred`), and at each blur a duel chose, what :meth:`_made` makes."""
+        pair = self._pairs.pop((a, b), None)
+        if pair is None:
+            k = DUEL_SHIFT_PX
+            mids = {}
+            for sigma in DUEL_BLUR_PX:
+                fa, fb = self._blurred(a, sigma), self._blurred(b, sigma)
+                h, w = fa.shape[:2]
+                mids[sigma] = _centred((fa[k:h - k, k:w - k] + fb[k:h - k, k:w - k]) / 2)
+            pair = {"mids": mids}
+            self._pair_bytes += sum(m.nbytes for m, _ in mids.values())
+        self._pairs[(a, b)] = pair  # most recently used last
+        while self._pair_bytes > DUEL_BYTES and len(self._pairs) > 1:
+            old = self._pairs.pop(next(iter(self._pairs)))
+            self._pair_bytes -= sum(m.nbytes for m, _ in old["mids"].values())
+            self._pair_bytes -= sum(x.nbytes for v in old.values() if isinstance(v, tuple)
+                                    for x in v)
+        return pair
 
-    def _pair(self, a: int, b: int, sigma: float
+    def _made(self, pair: dict, a: int, b: int, sigma: float
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """What a :meth:`duel` of faces *a* and *b* blurred *sigma* more needs, made once
-        per pair (the last :data:`DUEL_PAIRS` kept): their mean and half their
-        difference inside the shift margin, and the weight of each pixel (how far the
-        faces differ there however face b is shifted by up to DUEL_SHIFT_PX)."""
-        key = (a, b, sigma)
-        got = self._pairs.pop(key, None)
+        """What a :meth:`duel` of faces *a* and *b* blurred *sigma* more needs, kept in
+        their *pair* (:meth:`_pair`): their mean and half their difference inside the
+        shift margin, and the weight of each pixel (how far the faces differ there
+        however face b is shifted by up to DUEL_SHIFT_PX)."""
+        got = pair.get(sigma)
         if got is None:
             k = DUEL_SHIFT_PX
             fa_full, fb_full = self._blurred(a, sigma), self._blurred(b, sigma)
@@ -411,11 +425,8 @@ class FaceBank:
                     # its reduction over three values is slow
                     d = np.abs(fa - shifted)
                     weight = np.minimum(weight, (d[..., 0] + d[..., 1]) + d[..., 2])
-            mid = (fa + fb) / 2
-            got = (mid, (fa - fb) / 2, weight[..., None])
-        self._pairs[key] = got  # most recently used last
-        while len(self._pairs) > DUEL_PAIRS:
-            self._pairs.pop(next(iter(self._pairs)))
+            got = pair[sigma] = ((fa + fb) / 2, (fa - fb) / 2, weight[..., None])
+            self._pair_bytes += sum(x.nbytes for x in got)
         return got
 
     def quarters(self, card: np.ndarray, index: int) -> float:
