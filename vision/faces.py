@@ -77,6 +77,9 @@ ALIKE_LIMIT = 0.995
 LIGHT_CHROMA = 15.0
 LIGHT_LIGHTNESS = 40.0
 LIGHT_SHARE = 0.05
+#: Cosines across and down (the constant the first) that make a card's smooth light
+#: field (:meth:`FaceBank.flattened`): the finest a half period of a third of the card.
+FLAT_COSINES = 4
 #: Nominal card width (mm) the resolutions are counted in.
 WIDTH_MM = 63.0
 
@@ -148,11 +151,19 @@ class FaceBank:
     matching at one card size *size* (w, h px), with their self-similarity."""
 
     def __init__(self, faces: dict[str, np.ndarray], size: tuple[int, int],
-                 mirror: bool = False) -> None:
+                 mirror: bool = False, flat: int = 0) -> None:
         self.ids = list(faces)
         self.size = size
         w, h = size
         self.edge = max(1, round(EDGE_SHARE * w))
+        #: the smooth light field left out of every picture (see :meth:`flattened`): an
+        #: orthonormal basis (P x flat^2) of the lowest *flat* cosines across and down
+        #: the prepared card, or None
+        self._field = None if not flat else _cosines(h - 2 * self.edge, w - 2 * self.edge, flat)
+        #: whether the smooth light field is left out (:meth:`flattened`'s bank)
+        self.flat = bool(flat)
+        self._source = (faces, mirror)
+        self._flattened: FaceBank | None = None
         pics = []
         for cid in self.ids:
             f = faces[cid]
@@ -193,7 +204,30 @@ class FaceBank:
     def _prepare(self, bgr: np.ndarray) -> np.ndarray:
         img = cv2.GaussianBlur(bgr.astype(np.float32), (0, 0), BLUR_PX)
         e = self.edge
-        return img[e:img.shape[0] - e, e:img.shape[1] - e]
+        return self._unshaded(img[None, e:img.shape[0] - e, e:img.shape[1] - e])[0]
+
+    def _unshaded(self, cores: np.ndarray) -> np.ndarray:
+        """*cores* (N x h' x w' x 3 float32, prepared) less their smooth light field (the
+        basis :attr:`_field`'s part of each channel), or as they are without one."""
+        if self._field is None:
+            return cores
+        x = cores.reshape(len(cores), -1, 3)
+        field = np.einsum("pk,nkc->npc", self._field, np.einsum("pk,npc->nkc", self._field, x))
+        return (x - field).astype(np.float32).reshape(cores.shape)
+
+    def flattened(self) -> FaceBank:
+        """These faces at this size, every picture (face and card alike) without its
+        smooth light field: the part of each channel the lowest FLAT_COSINES cosines
+        across and down the card explain (the smallest a half period of a third of the
+        card) is left out. A sheen, a lamp's falloff or a shadow's soft edge adds or
+        scales a field that smooth, which can swamp a sparse print (a few small marks)
+        in the plain correlation; here it leaves it alone, and the deck's
+        self-similarity (its margins, its duels) is taken under the same score. Made
+        once, when first asked for."""
+        if self._flattened is None:
+            faces, mirror = self._source
+            self._flattened = FaceBank(faces, self.size, mirror, flat=FLAT_COSINES)
+        return self._flattened
 
     def scores(self, cards: np.ndarray) -> np.ndarray:
         """Correlations (N x 2K) of rectified *cards* (N x h x w x 3 uint8, at
@@ -206,7 +240,7 @@ class FaceBank:
         # one blur over the cards stacked (what bleeds between them is cut off below)
         tall = cv2.GaussianBlur(cards.reshape(n * h, w, 3).astype(np.float32), (0, 0), BLUR_PX)
         e = self.edge
-        return tall.reshape(n, h, w, 3)[:, e:h - e, e:w - e]
+        return self._unshaded(tall.reshape(n, h, w, 3)[:, e:h - e, e:w - e])
 
     def cell_scores(self, cards: np.ndarray, cells: tuple[int, int]) -> np.ndarray:
         """Like :meth:`scores`, but each face correlated cell by cell (a grid of *cells*
@@ -552,6 +586,15 @@ class FaceBank:
             self._cells[cells] = _cell_rows(self._cores, cells)
         seen = _cell_rows(self._prepared(cards), cells)
         return np.einsum("ncp,kcp->nkc", seen, self._cells[cells])
+
+
+def _cosines(h: int, w: int, k: int) -> np.ndarray:
+    """An orthonormal basis (h*w x k*k, float32) of the pictures h x w that are products
+    of the lowest *k* cosines across and down (the DCT's lowest frequencies)."""
+    u = np.cos(np.pi * np.arange(k)[None] * (np.arange(w)[:, None] + 0.5) / w)  # w x k
+    v = np.cos(np.pi * np.arange(k)[None] * (np.arange(h)[:, None] + 0.5) / h)  # h x k
+    basis = (v[:, None, :, None] * u[None, :, None, :]).reshape(h * w, k * k)
+    return np.linalg.qr(basis)[0].astype(np.float32)
 
 
 def rectify(frame: np.ndarray, quad: np.ndarray, size: tuple[int, int]) -> np.ndarray:

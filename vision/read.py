@@ -115,6 +115,13 @@ NAME_SCORE = 0.75
 #: is a table's pattern or an arm meeting part of a face, not a card.)
 WHOLE_QUARTERS = 0.7
 PRESENT_SCORE = 0.7
+#: Outlines all round a card the plain correlation cannot name that are read without
+#: the smooth light field over them (:meth:`SideReader._in_uneven_light`), at most.
+UNEVEN_OUTLINES = 3
+#: Steps (shares of the card; half as many radians; growth) such an outline is moved
+#: by to where a face fits it best: an outline found in the shrunk zone lies a px or
+#: two off the card, and the light field misleads the ECC alignment.
+UNEVEN_STEPS = (0.03, 0.015)
 #: Cult by colour counts when one cult's chroma histogram overlap beats the other's by
 #: this much (overlaps are 0..1: a quarter of the card's colours more in one cult's),
 #: and a tenth of its pixels have a colour at all.
@@ -224,6 +231,9 @@ class SideReader:
                                        GROW, False)
         if found is not None and (found[1].card_id != "unknown" or found[1].plausible):
             return found
+        lit = self._in_uneven_light(zone, qs, sides)
+        if lit is not None:
+            return lit
         if likeness >= MIN_SCORE:
             # a card is there (some outline's inside looks like a face) but no outline
             # shows it whole (a card seen whole whose face only a duel could tell stays
@@ -242,6 +252,53 @@ class SideReader:
             if placed is not None:
                 return placed
         return found
+
+    def _in_uneven_light(self, zone: _Zone, qs: np.ndarray, sides: np.ndarray
+                         ) -> tuple[np.ndarray, Identity, float] | None:
+        """The card within an outline all round (*qs*, zone px; *sides* their sides'
+        support: each at least OUTLINE_SURE, the UNEVEN_OUTLINES best) that the plain
+        correlation could not name, named by its face without the smooth light field
+        over it (:meth:`vision.faces.FaceBank.flattened`: a sheen, a lamp's falloff, a
+        shadow's soft edge), at the alignment's resolution (the field's part left out,
+        what is left of a sparse print is weaker against noise); or None. Those where
+        some face shows so (MIN_SCORE) are first moved to where a face fits best, by
+        UNEVEN_STEPS (shares of the card: shifted along both sides, turned, grown):
+        the field misleads the ECC alignment as it does the plain correlation, and an
+        outline from the shrunk zone lies a px or two off the card."""
+        if not len(qs):
+            return None
+        least = sides.min(axis=1)
+        top = [int(i) for i in np.argsort(-least, kind="stable")[:UNEVEN_OUTLINES]
+               if least[i] >= OUTLINE_SURE]
+        if not top:
+            return None
+        bank = self.bank_for(min(zone.native, ALIGN_PX_PER_MM))
+        flat = bank.flattened()
+        quads = np.stack([portrait(clockwise(qs[i])) / np.float32(zone.f) + zone.off
+                          for i in top]).astype(np.float32)
+
+        def weigh(moved: np.ndarray) -> np.ndarray:
+            return flat.scores(rectify_all(zone.frame, list(moved), flat.size)).max(axis=1)
+
+        shows = weigh(quads) >= MIN_SCORE
+        if not shows.any():
+            return None
+        top = [i for i, ok in zip(top, shows, strict=True) if ok]
+        quads, _ = P.climb(quads[shows], weigh, lambda s: s, _UNEVEN_MOVES)
+        pics = np.stack([without_glare(p) for p in rectify_all(zone.frame, list(quads),
+                                                                flat.size)])
+        rows = flat.scores(pics)
+        for j in np.argsort(-rows.max(axis=1), kind="stable"):
+            if rows[j].max() < NAME_SCORE:
+                break
+            ident = self._identity(flat, rows[j], pics[j], zone.pose.light)
+            if ident.card_id == "unknown":
+                continue
+            quad = np.roll(quads[j], 2, axis=0) if ident.upside_down else quads[j]
+            d = np.hypot(*(np.roll(quad, -1, axis=0) - quad).T)
+            self.seen_long_mm.append(float(d[1] + d[3]) / 2 / zone.native)
+            return quad, ident, float(least[top[j]])
+        return None
 
     def _off_outline(self, zone: _Zone, qs: np.ndarray, sides: np.ndarray
                      ) -> tuple[np.ndarray, Identity, float] | None:
@@ -437,6 +494,8 @@ class SideReader:
         n = len(bank.ids)
         k = int(np.argmax(row))
         upright = card[::-1, ::-1] if k >= n else card
+        if bank.flat:
+            return card, row  # a reflection is part of the smooth field it leaves out
         if row[k] >= NAME_SCORE and bank.quarters(upright, k % n) >= WHOLE_QUARTERS:
             return card, row
         out = bank.without_reflection(card, k)
@@ -568,3 +627,20 @@ def colour_cult(card: np.ndarray, cult_hist: dict[str, np.ndarray],
     overlap = {c: float(np.minimum(hues, h).sum()) for c, h in cult_hue.items()}
     (c1, o1), (_, o2) = sorted(overlap.items(), key=lambda kv: -kv[1])[:2]
     return c1 if o1 - o2 >= MIN_CULT_MARGIN else None
+
+
+def _moves(steps: tuple[float, ...]) -> list[np.ndarray]:
+    """:func:`vision.proposals.climb`'s moves for *steps*: at each, a shift of that
+    share either way along both sides (and both at once), a turn of half as many
+    radians either way, a growth by as much either way."""
+    out = []
+    for d in steps:
+        v = np.float32([-d, 0.0, d])
+        out.append(np.stack(np.meshgrid(v, v, [0.0], [1.0], indexing="ij"), -1)
+                   .reshape(-1, 4).astype(np.float32))
+        out.append(np.float32([[0, 0, -d / 2, 1], [0, 0, d / 2, 1], [0, 0, 0, 1 - d],
+                               [0, 0, 0, 1 + d]]))
+    return out
+
+
+_UNEVEN_MOVES = _moves(UNEVEN_STEPS)
