@@ -49,6 +49,11 @@ QUICK_SCORE = 0.8
 #: own squares have better sides than a small or dim card, never its face).
 FACE_ROUGH = 32
 FACE_CANDIDATES = 8
+#: The same again, ranked by how much of their inside shows the face's colours where
+#: the rest of the frame does not (a ratio histogram of hue and saturation, HS_BINS):
+#: on a checked cloth an outline a sixth of the card off the card has a face grid no
+#: better than the cloth's squares, but its colours are still the card's.
+HS_BINS = (16, 8)
 #: The best candidates refined on the frame's own edges and weighed again, if their
 #: face correlates at least this share of MIN_SCORE (a quad a few px off a small card
 #: correlates much less than the card).
@@ -269,6 +274,13 @@ def shrunk(frame: np.ndarray, height: int = WORK_HEIGHT) -> tuple[np.ndarray, fl
     return cv2.resize(frame, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA), scale
 
 
+def _hs_hist(bgr: np.ndarray) -> np.ndarray:
+    """The hue and saturation histogram (HS_BINS) of a picture, summing to 1."""
+    hist = cv2.calcHist([cv2.cvtColor(bgr, cv2.COLOR_BGR2HSV)], [0, 1], None, list(HS_BINS),
+                        [0, 180, 0, 256])
+    return hist / max(float(hist.sum()), 1.0)
+
+
 def _cut_cells(img: np.ndarray, cells: tuple[int, int]) -> np.ndarray:
     """*img* (h x w x 3) cut into a grid of *cells* (across, down): C x P x 3."""
     h, w = img.shape[:2]
@@ -384,6 +396,7 @@ class TwilightFinder:
         #: quarter turns' score, which try), for diagnostics; None: not recorded
         self.trace: list | None = None
         self.grid = P.FaceGrid(face[:, ::-1] if mirror else face, aspect)
+        self.face_hs = _hs_hist(self.upright)
         self.square = abs(np.log(aspect)) < np.log(SQUARE_WITHIN)
         # how alike the face is to itself turned a quarter (squeezed to its shape): a
         # square card's moon sides rest on the difference
@@ -438,6 +451,9 @@ class TwilightFinder:
             idx += [i for i in Q.rough_distinct(hyp, face_rank, FACE_ROUGH) if i not in idx]
             idx += [i for i in Q.rough_distinct(hyp, np.argsort(-halves, kind="stable"),
                                                  FACE_ROUGH) if i not in idx]
+            colour = self.colour_likeness(hy.seen, self.colour_ratio(hy.pyramid))
+            idx += [i for i in Q.rough_distinct(hyp, np.argsort(-colour, kind="stable"),
+                                                 FACE_ROUGH) if i not in idx]
         q = Q.refine(hyp[idx], hy.maps)
         d = np.hypot(*(Q.roll_corners(q, 1, axis=1) - q).transpose(2, 0, 1))
         long = np.maximum(d[:, 0] + d[:, 2], d[:, 1] + d[:, 3]) / 2
@@ -462,6 +478,26 @@ class TwilightFinder:
                                               FACE_CANDIDATES)
                  if half_score[i] > -2 and i not in keep]
         return clockwise_all(q[keep])
+
+    def colour_ratio(self, pyramid: P.Pyramid) -> np.ndarray:
+        """The ratio of the face's hue and saturation histogram to the frame's (the
+        first level of *pyramid*), at most 1 (Swain and Ballard's ratio histogram): a
+        colour the cloth is full of counts little."""
+        h, w = pyramid.shapes[0]
+        small = pyramid.flat[:h * w].reshape(h, w, 3).astype(np.uint8)
+        return np.minimum(self.face_hs / np.maximum(_hs_hist(small), 1e-6), 1.0)
+
+    @staticmethod
+    def colour_likeness(seen: np.ndarray, ratio: np.ndarray) -> np.ndarray:
+        """How much each outline whose grid's cells are *seen* (as
+        :meth:`~vision.proposals.FaceGrid.seen_turns` gives them) shows the face's
+        colours where the rest of the frame does not: the mean of *ratio*
+        (:meth:`colour_ratio`) over its cells."""
+        cells = seen[0::2].reshape(-1, 1, 3)  # turn 0's cells (turn 1 reads the same)
+        hsv = cv2.cvtColor(np.clip(cells, 0, 255).astype(np.uint8), cv2.COLOR_BGR2HSV)
+        hb = hsv[:, 0, 0].astype(np.int32) * HS_BINS[0] // 180
+        sb = hsv[:, 0, 1].astype(np.int32) * HS_BINS[1] // 256
+        return ratio[hb, sb].reshape(len(seen) // 2, -1).mean(axis=1)
 
     def find(self, frame: np.ndarray) -> tuple[Quad, float] | None:
         """(quad TL, TR, BR, BL of the upright art in frame px, score) or None."""
@@ -508,6 +544,7 @@ class TwilightFinder:
         their faces' correlation at each turn) that is the Twilight card, aligned with
         its face and refined on the frame's edges, its face correlating at least
         *least*: (quad, score) or None."""
+        found = None
         for i in np.argsort(-score.max(axis=1), kind="stable")[:tries]:
             if score[i].max() < MIN_SCORE * REFINE_SHARE:
                 break
@@ -540,8 +577,11 @@ class TwilightFinder:
             if self.trace is not None:
                 self.trace.append((quad, best, part, float(other), k))
             if best >= least and part >= PART_SCORE and turn_sure:
-                return quad, best
-        return None
+                if best >= QUICK_SCORE:
+                    return quad, best  # a face seen clearly
+                if found is None or best > found[1]:
+                    found = quad, best  # a lesser one must not pre-empt a better one
+        return found
 
     def verify_visible(self, frame: np.ndarray, quads: np.ndarray, pyramid: P.Pyramid,
                        scale: float) -> tuple[Quad, float] | None:
