@@ -115,13 +115,17 @@ NAME_SCORE = 0.75
 #: is a table's pattern or an arm meeting part of a face, not a card.)
 WHOLE_QUARTERS = 0.7
 PRESENT_SCORE = 0.7
-#: Outlines all round a card the plain correlation cannot name that are read without
-#: the smooth light field over them (:meth:`SideReader._in_uneven_light`), at most.
-UNEVEN_OUTLINES = 3
+#: Outlines (three sides on edges, PLACE_SIDES) read without the smooth light field
+#: over them when the plain correlation names no card
+#: (:meth:`SideReader._in_uneven_light`), at most.
+UNEVEN_OUTLINES = 6
 #: Steps (shares of the card; half as many radians; growth) such an outline is moved
 #: by to where a face fits it best: an outline found in the shrunk zone lies a px or
-#: two off the card, and the light field misleads the ECC alignment.
+#: two off the card, and the light field misleads the ECC alignment; one with a side
+#: off edges (a card on a pile) a step of UNEVEN_PILE_STEP first (a larger first step
+#: took outlines on edges all round a little off their card).
 UNEVEN_STEPS = (0.03, 0.015)
+UNEVEN_PILE_STEP = 0.06
 #: Cult by colour counts when one cult's chroma histogram overlap beats the other's by
 #: this much (overlaps are 0..1: a quarter of the card's colours more in one cult's),
 #: and a tenth of its pixels have a colour at all.
@@ -255,8 +259,8 @@ class SideReader:
 
     def _in_uneven_light(self, zone: _Zone, qs: np.ndarray, sides: np.ndarray
                          ) -> tuple[np.ndarray, Identity, float] | None:
-        """The card within an outline all round (*qs*, zone px; *sides* their sides'
-        support: each at least OUTLINE_SURE, the UNEVEN_OUTLINES best) that the plain
+        """The card within an outline (*qs*, zone px; *sides* their sides' support: the
+        UNEVEN_OUTLINES best by their third side, at least PLACE_SIDES) that the plain
         correlation could not name, named by its face without the smooth light field
         over it (:meth:`vision.faces.FaceBank.flattened`: a sheen, a lamp's falloff, a
         shadow's soft edge), at the alignment's resolution (the field's part left out,
@@ -264,12 +268,14 @@ class SideReader:
         some face shows so (MIN_SCORE) are first moved to where a face fits best, by
         UNEVEN_STEPS (shares of the card: shifted along both sides, turned, grown):
         the field misleads the ECC alignment as it does the plain correlation, and an
-        outline from the shrunk zone lies a px or two off the card."""
+        outline from the shrunk zone lies a px or two off the card; one not on edges
+        all round (OUTLINE_SURE: a card on a pile, whose outline shares sides with the
+        cards beneath) first by UNEVEN_PILE_STEP too."""
         if not len(qs):
             return None
-        least = sides.min(axis=1)
-        top = [int(i) for i in np.argsort(-least, kind="stable")[:UNEVEN_OUTLINES]
-               if least[i] >= OUTLINE_SURE]
+        third = np.sort(sides, axis=1)[:, 1]
+        top = [int(i) for i in np.argsort(-third, kind="stable")[:UNEVEN_OUTLINES]
+               if third[i] >= PLACE_SIDES]
         if not top:
             return None
         bank = self.bank_for(min(zone.native, ALIGN_PX_PER_MM))
@@ -284,7 +290,11 @@ class SideReader:
         if not shows.any():
             return None
         top = [i for i, ok in zip(top, shows, strict=True) if ok]
-        quads, _ = P.climb(quads[shows], weigh, lambda s: s, _UNEVEN_MOVES)
+        quads = quads[shows]
+        sure = sides[top].min(axis=1) >= OUTLINE_SURE
+        for part, moves in ((sure, _UNEVEN_MOVES), (~sure, _PILE_MOVES)):
+            if part.any():
+                quads[part] = P.climb(quads[part], weigh, lambda s: s, moves)[0]
         pics = np.stack([without_glare(p) for p in rectify_all(zone.frame, list(quads),
                                                                 flat.size)])
         rows = flat.scores(pics)
@@ -297,7 +307,7 @@ class SideReader:
             quad = np.roll(quads[j], 2, axis=0) if ident.upside_down else quads[j]
             d = np.hypot(*(np.roll(quad, -1, axis=0) - quad).T)
             self.seen_long_mm.append(float(d[1] + d[3]) / 2 / zone.native)
-            return quad, ident, float(least[top[j]])
+            return quad, ident, float(sides[top[j]].min())
         return None
 
     def _off_outline(self, zone: _Zone, qs: np.ndarray, sides: np.ndarray
@@ -644,3 +654,4 @@ def _moves(steps: tuple[float, ...]) -> list[np.ndarray]:
 
 
 _UNEVEN_MOVES = _moves(UNEVEN_STEPS)
+_PILE_MOVES = _moves((UNEVEN_PILE_STEP, *UNEVEN_STEPS))
