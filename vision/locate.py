@@ -540,10 +540,11 @@ class TwilightFinder:
 
     def verify(self, frame: np.ndarray, quads: np.ndarray, score: np.ndarray,
                least: float = MIN_SCORE, tries: int = REFINED) -> tuple[Quad, float] | None:
-        """The first of the *tries* best of *quads* (frame px, clockwise; *score* N x 4
-        their faces' correlation at each turn) that is the Twilight card, aligned with
-        its face and refined on the frame's edges, its face correlating at least
-        *least*: (quad, score) or None."""
+        """Of the *tries* best of *quads* (frame px, clockwise; *score* N x 4 their
+        faces' correlation at each turn), the Twilight card, aligned with its face and
+        refined on the frame's edges, its face correlating at least *least*: the first
+        whose face shows clearly (QUICK_SCORE), else the best that passes; (quad, score)
+        or None."""
         found = None
         for i in np.argsort(-score.max(axis=1), kind="stable")[:tries]:
             if score[i].max() < MIN_SCORE * REFINE_SHARE:
