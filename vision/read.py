@@ -519,15 +519,9 @@ class SideReader:
         best at the coarsest resolution: at each of PLACE_STEPS (a share of the card)
         shifted either way along both its sides, then turned by half as many radians:
         (the quads moved, their best correlation with any face)."""
-        steps = []
-        for d in PLACE_STEPS:
-            v = np.float32([-d, 0.0, d])
-            steps.append(np.stack(np.meshgrid(v, v, [0.0], [1.0], indexing="ij"), -1)
-                         .reshape(-1, 4).astype(np.float32))
-            steps.append(np.float32([[0.0, 0.0, -d / 2, 1.0], [0.0, 0.0, d / 2, 1.0]]))
         return P.climb(quads.astype(np.float32),
                        lambda q: self.coarse_scores(frame, list(q)).max(axis=1),
-                       lambda s: s, steps)
+                       lambda s: s, _PLACE_MOVES)
 
     def coarse_scores(self, frame: np.ndarray, quads: list[np.ndarray]) -> np.ndarray:
         """Correlations (N x 2K) of the insides of *quads* (frame px; TL, TR, BR, BL of a
@@ -639,19 +633,20 @@ def colour_cult(card: np.ndarray, cult_hist: dict[str, np.ndarray],
     return c1 if o1 - o2 >= MIN_CULT_MARGIN else None
 
 
-def _moves(steps: tuple[float, ...]) -> list[np.ndarray]:
+def _moves(steps: tuple[float, ...], grow: bool = True) -> list[np.ndarray]:
     """:func:`vision.proposals.climb`'s moves for *steps*: at each, a shift of that
     share either way along both sides (and both at once), a turn of half as many
-    radians either way, a growth by as much either way."""
+    radians either way, and (*grow*) a growth by as much either way."""
     out = []
     for d in steps:
         v = np.float32([-d, 0.0, d])
         out.append(np.stack(np.meshgrid(v, v, [0.0], [1.0], indexing="ij"), -1)
                    .reshape(-1, 4).astype(np.float32))
-        out.append(np.float32([[0, 0, -d / 2, 1], [0, 0, d / 2, 1], [0, 0, 0, 1 - d],
-                               [0, 0, 0, 1 + d]]))
+        turns = [[0, 0, -d / 2, 1], [0, 0, d / 2, 1]]
+        out.append(np.float32(turns + ([[0, 0, 0, 1 - d], [0, 0, 0, 1 + d]] if grow else [])))
     return out
 
 
+_PLACE_MOVES = _moves(PLACE_STEPS, grow=False)
 _UNEVEN_MOVES = _moves(UNEVEN_STEPS)
 _PILE_MOVES = _moves((UNEVEN_PILE_STEP, *UNEVEN_STEPS))
