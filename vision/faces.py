@@ -25,6 +25,8 @@ resolution that this margin is less than a noise-free reading can show
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import cv2
 import numpy as np
 
@@ -146,6 +148,21 @@ def _cell_rows(cores: np.ndarray, cells: tuple[int, int]) -> np.ndarray:
     return _standard_rows(np.ascontiguousarray(cut)).reshape(n, cy * cx, -1)
 
 
+@dataclass
+class _DuelPair:
+    """What :meth:`FaceBank.duel` keeps of two faces: ``mids``, at each of DUEL_BLUR_PX,
+    their mean inside the shift margin, centred (as :func:`_centred`); ``made``, at each
+    blur a duel chose, what :meth:`FaceBank._made` makes."""
+
+    mids: dict[float, tuple[np.ndarray, np.floating]] = field(default_factory=dict)
+    made: dict[float, tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=dict)
+    counted: int = 0  # its bytes when last counted in its bank's total
+
+    def nbytes(self) -> int:
+        return (sum(m.nbytes for m, _ in self.mids.values())
+                + sum(x.nbytes for got in self.made.values() for x in got))
+
+
 class FaceBank:
     """The faces *faces* (id -> upright B,G,R uint8, any one size) prepared for
     matching at one card size *size* (w, h px), with their self-similarity."""
@@ -193,8 +210,8 @@ class FaceBank:
         #: faces blurred for duels, and the duels' pairs (see :meth:`_pair`)
         self._blur: dict[tuple[int, float], np.ndarray] = {}
         self._soft: dict[float, tuple[np.ndarray, np.ndarray]] = {}  # see :meth:`_at_blur`
-        self._pairs: dict[tuple[int, int], dict] = {}  # see :meth:`_pair`
-        self._pair_bytes = 0
+        self._pairs: dict[tuple[int, int], _DuelPair] = {}  # see :meth:`_pair`
+        self._pair_bytes = 0  # the pairs' bytes as last counted
         n = len(self.ids)
         sim = self.vectors[:n] @ self.vectors.T  # upright faces vs all, both ways
         # C[i, j]: face i against face j at either turn (the most alike)
@@ -383,7 +400,7 @@ class FaceBank:
         # difference between them is measured as the card can show it
         # (only the chosen blur's pair is made whole: the others' means are enough)
         pair = self._pair(a, b)
-        sigma = max(DUEL_BLUR_PX, key=lambda s: _joint_ncc((xm, xs), pair["mids"][s]))
+        sigma = max(DUEL_BLUR_PX, key=lambda s: _joint_ncc((xm, xs), pair.mids[s]))
         mid, half, weight = self._made(pair, a, b, sigma)
         # the card at every shift at once (rows, in the loops' order: dy, then dx), each
         # fitted to the faces' mean and the rest projected on their half difference,
@@ -416,36 +433,33 @@ class FaceBank:
             self._blur[key] = cv2.GaussianBlur(self._cores[face], (0, 0), sigma)
         return self._blur[key]
 
-    def _pair(self, a: int, b: int) -> dict:
+    def _pair(self, a: int, b: int) -> _DuelPair:
         """What :meth:`duel` keeps of faces *a* and *b* (rows: upright or turned), made
-        once per pair and kept while DUEL_BYTES allow (the last used): ``"mids"``, at each
-        of DUEL_BLUR_PX, the two faces' mean inside the shift margin, centred (as
-        :func:`_centred`), and at each blur a duel chose, what :meth:`_made` makes."""
+        once per pair and kept while DUEL_BYTES allow (the last used)."""
         pair = self._pairs.pop((a, b), None)
         if pair is None:
             k = DUEL_SHIFT_PX
-            mids = {}
+            pair = _DuelPair()
             for sigma in DUEL_BLUR_PX:
                 fa, fb = self._blurred(a, sigma), self._blurred(b, sigma)
                 h, w = fa.shape[:2]
-                mids[sigma] = _centred((fa[k:h - k, k:w - k] + fb[k:h - k, k:w - k]) / 2)
-            pair = {"mids": mids}
-            self._pair_bytes += sum(m.nbytes for m, _ in mids.values())
+                pair.mids[sigma] = _centred((fa[k:h - k, k:w - k] + fb[k:h - k, k:w - k]) / 2)
+        else:
+            self._pair_bytes -= pair.counted
+        pair.counted = pair.nbytes()  # (what its duels made since are counted now)
+        self._pair_bytes += pair.counted
         self._pairs[(a, b)] = pair  # most recently used last
         while self._pair_bytes > DUEL_BYTES and len(self._pairs) > 1:
-            old = self._pairs.pop(next(iter(self._pairs)))
-            self._pair_bytes -= sum(m.nbytes for m, _ in old["mids"].values())
-            self._pair_bytes -= sum(x.nbytes for v in old.values() if isinstance(v, tuple)
-                                    for x in v)
+            self._pair_bytes -= self._pairs.pop(next(iter(self._pairs))).counted
         return pair
 
-    def _made(self, pair: dict, a: int, b: int, sigma: float
+    def _made(self, pair: _DuelPair, a: int, b: int, sigma: float
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """What a :meth:`duel` of faces *a* and *b* blurred *sigma* more needs, kept in
         their *pair* (:meth:`_pair`): their mean and half their difference inside the
         shift margin, and the weight of each pixel (how far the faces differ there
         however face b is shifted by up to DUEL_SHIFT_PX)."""
-        got = pair.get(sigma)
+        got = pair.made.get(sigma)
         if got is None:
             k = DUEL_SHIFT_PX
             fa_full, fb_full = self._blurred(a, sigma), self._blurred(b, sigma)
@@ -459,8 +473,7 @@ class FaceBank:
                     # its reduction over three values is slow
                     d = np.abs(fa - shifted)
                     weight = np.minimum(weight, (d[..., 0] + d[..., 1]) + d[..., 2])
-            got = pair[sigma] = ((fa + fb) / 2, (fa - fb) / 2, weight[..., None])
-            self._pair_bytes += sum(x.nbytes for x in got)
+            got = pair.made[sigma] = ((fa + fb) / 2, (fa - fb) / 2, weight[..., None])
         return got
 
     def quarters(self, card: np.ndarray, index: int) -> float:
