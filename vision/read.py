@@ -273,9 +273,7 @@ class SideReader:
         cards beneath) first by UNEVEN_PILE_STEP too."""
         if not len(qs):
             return None
-        third = np.sort(sides, axis=1)[:, 1]
-        top = [int(i) for i in np.argsort(-third, kind="stable")[:UNEVEN_OUTLINES]
-               if third[i] >= PLACE_SIDES]
+        top = _on_three_sides(sides, UNEVEN_OUTLINES)
         if not top:
             return None
         bank = self.bank_for(min(zone.native, ALIGN_PX_PER_MM))
@@ -320,9 +318,7 @@ class SideReader:
         colours (a pattern of the cloth that a face happens to fit shows neither
         cult's), or None."""
         f, off = np.float32(zone.f), zone.off
-        third = np.sort(sides, axis=1)[:, 1]
-        top = [int(i) for i in np.argsort(-third, kind="stable")[:PLACE_OUTLINES]
-               if third[i] >= PLACE_SIDES]
+        top = _on_three_sides(sides, PLACE_OUTLINES)
         if not top:
             return None
         moved, score = self._placed(zone.frame, np.stack([portrait(clockwise(qs[i])) / f + off
@@ -631,6 +627,14 @@ def colour_cult(card: np.ndarray, cult_hist: dict[str, np.ndarray],
     overlap = {c: float(np.minimum(hues, h).sum()) for c, h in cult_hue.items()}
     (c1, o1), (_, o2) = sorted(overlap.items(), key=lambda kv: -kv[1])[:2]
     return c1 if o1 - o2 >= MIN_CULT_MARGIN else None
+
+
+def _on_three_sides(sides: np.ndarray, count: int) -> list[int]:
+    """The *count* best of outlines whose *sides* (N x 4) are on edges, by their third
+    best side's support, that are on edges on three sides (PLACE_SIDES)."""
+    third = np.sort(sides, axis=1)[:, 1]
+    return [int(i) for i in np.argsort(-third, kind="stable")[:count]
+            if third[i] >= PLACE_SIDES]
 
 
 def _moves(steps: tuple[float, ...], grow: bool = True) -> list[np.ndarray]:
