@@ -362,10 +362,12 @@ def visible_cells(seen: np.ndarray, face: np.ndarray, cells: tuple[int, int]
 
 @dataclass
 class _Hypotheses:
-    """Outline hypotheses in the frame shrunk: its edge maps and pyramid, the quads (N x 4
-    x 2), the frame at the face grid's cells in them (:meth:`~vision.proposals.FaceGrid.
-    seen_turns`) and their best turn's face grid correlation."""
+    """Outline hypotheses in the frame shrunk (*small*): its edge maps and pyramid, the
+    quads (N x 4 x 2), the frame at the face grid's cells in them
+    (:meth:`~vision.proposals.FaceGrid.seen_turns`) and their best turn's face grid
+    correlation."""
 
+    small: np.ndarray
     maps: Q.EdgeMaps
     pyramid: P.Pyramid
     hyp: np.ndarray
@@ -430,8 +432,8 @@ class TwilightFinder:
         hyp = clockwise_all(hyp)
         pyramid = P.Pyramid(small)
         seen = self.grid.seen_turns(pyramid, hyp)
-        return _Hypotheses(maps, pyramid, hyp, seen, self.grid.weigh(seen, False)[0].max(axis=1),
-                           long_aspect, long_range)
+        return _Hypotheses(small, maps, pyramid, hyp, seen,
+                           self.grid.weigh(seen, False)[0].max(axis=1), long_aspect, long_range)
 
     def candidates(self, hy: _Hypotheses, quick: bool = False) -> np.ndarray:
         """Outlines (K x 4 x 2, clockwise, px of the frame shrunk) the Twilight card may
@@ -451,7 +453,7 @@ class TwilightFinder:
             idx += [i for i in Q.rough_distinct(hyp, face_rank, FACE_ROUGH) if i not in idx]
             idx += [i for i in Q.rough_distinct(hyp, np.argsort(-halves, kind="stable"),
                                                  FACE_ROUGH) if i not in idx]
-            colour = self.colour_likeness(hy.seen, self.colour_ratio(hy.pyramid))
+            colour = self.colour_likeness(hy.seen, self.colour_ratio(hy.small))
             idx += [i for i in Q.rough_distinct(hyp, np.argsort(-colour, kind="stable"),
                                                  FACE_ROUGH) if i not in idx]
         q = Q.refine(hyp[idx], hy.maps)
@@ -479,12 +481,10 @@ class TwilightFinder:
                  if half_score[i] > -2 and i not in keep]
         return clockwise_all(q[keep])
 
-    def colour_ratio(self, pyramid: P.Pyramid) -> np.ndarray:
-        """The ratio of the face's hue and saturation histogram to the frame's (the
-        first level of *pyramid*), at most 1 (Swain and Ballard's ratio histogram): a
-        colour the cloth is full of counts little."""
-        h, w = pyramid.shapes[0]
-        small = pyramid.flat[:h * w].reshape(h, w, 3).astype(np.uint8)
+    def colour_ratio(self, small: np.ndarray) -> np.ndarray:
+        """The ratio of the face's hue and saturation histogram to the frame's (*small*,
+        shrunk), at most 1 (Swain and Ballard's ratio histogram): a colour the cloth is
+        full of counts little."""
         return np.minimum(self.face_hs / np.maximum(_hs_hist(small), 1e-6), 1.0)
 
     @staticmethod
