@@ -14,7 +14,7 @@ import functools
 import numpy as np
 import pytest
 
-from vision.locate import PARTS, shrunk
+from vision.locate import PARTS, clockwise, corner_hypotheses, pose_from_quad, shrunk
 from vision.profile import load_deck
 from vision.proposals import Pyramid, polish
 from vision.recognise import Recogniser
@@ -147,3 +147,52 @@ def test_polish_without_growth_moves_a_quad_onto_the_face():
     np.testing.assert_allclose(sides(moved[0]), sides(off), rtol=1e-3)
     assert score[0, 0] > before
     assert np.abs(moved[0] - true).max() < np.abs(off - true).max()
+
+
+def test_corner_hypotheses_from_two_runs_meeting_at_a_rounded_corner():
+    """Two runs square to each other whose ends stop short of where their lines meet (a
+    rounded corner) give outlines from that corner along both runs, each run along the
+    long or the short side, at least as long as the run, of the shape asked for."""
+    aspect = 1.4
+    segs = np.float32([[103, 100, 140, 100],    # along x from near the corner
+                       [100, 125, 100, 102]])   # along y, drawn towards the corner
+    quads = corner_hypotheses(segs, aspect, (20.0, 200.0))
+    assert len(quads)
+    assert np.allclose(quads[:, 0], (100, 100), atol=0.5)
+    for q in quads:
+        a, b = q[1] - q[0], q[3] - q[0]
+        la, lb = np.hypot(*a), np.hypot(*b)
+        # along the runs, away from the corner, holding them
+        assert np.allclose(a / la, (1, 0), atol=1e-3) and np.allclose(b / lb, (0, 1), atol=1e-3)
+        assert la >= 40 - 0.5 and lb >= 25 - 0.5
+        assert np.isclose(max(la, lb) / min(la, lb), aspect, rtol=1e-3)
+    # both ways round: the x run along the long side and along the short side
+    assert {bool(np.hypot(*(q[1] - q[0])) > np.hypot(*(q[3] - q[0]))) for q in quads} \
+        == {True, False}
+    # runs that do not meet at a corner (a T, or too far apart) give none
+    assert not len(corner_hypotheses(np.float32([[80, 100, 140, 100], [110, 103, 110, 130]]),
+                                     aspect, (20.0, 200.0)))
+    assert not len(corner_hypotheses(np.float32([[120, 100, 160, 100], [100, 110, 100, 140]]),
+                                     aspect, (20.0, 200.0)))
+
+
+@pytest.mark.parametrize("k", range(2))
+def test_found_from_its_corners(k):
+    """The search from the corners seen (for a card an arm covers so much that no
+    outline of its size is proposed) finds a Twilight card all of whose corners show,
+    on its outline, with the right moon sides."""
+    for j in range(3):
+        deck = TUNING_DECKS[(3 * j + 5 * k) % len(TUNING_DECKS)]
+        scene = render_scene(BASE + 42_000 + 10 * k + j, size=SIZE, deck=deck, hand=False,
+                             light="neutral", card_px=100.0 + 10 * j)
+        finder = _recogniser(deck).twilight
+        small, scale = shrunk(scene.image)
+        finder._tries, finder._warps = {}, {}
+        found = finder.verify_corners(scene.image, finder.hypotheses(small), scale)
+        assert found is not None, (deck, scene.seed)
+        pose = pose_from_quad(found[0])
+        assert sorted(pose.moon_seats) == _moon_sides(scene), (deck, scene.seed)
+        true = clockwise(scene.twilight_quad)
+        corners = np.abs(np.asarray(found[0])[:, None] - true[None]).sum(-1)
+        side = float(np.linalg.norm(true[1] - true[0]))
+        assert corners.min(axis=1).max() < 0.25 * side, (deck, scene.seed)

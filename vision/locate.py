@@ -81,6 +81,11 @@ ALIGN_MAX_MOVE = 0.5
 #: rough outline): the face squeezed onto another shape is a part of the card or
 #: something else.
 SHAPE_WITHIN = 1.25
+#: ... and its corners within this of square: a camera tilted 15 degrees skews a card's
+#: corners by a few degrees; an alignment that shears an outline more has slid onto
+#: something else (tuning: Twilight cards found at most 18 degrees off, outlines found
+#: off the card or on tables without one up to 44).
+SKEW_DEG = 20.0
 #: The face's parts (cells across, down) and how well the better half of them must
 #: correlate: a Twilight card shows some of its print clearly (0.9 and more where not
 #: covered), a look-alike of it (a card of like layout, an arm, a band of the cloth)
@@ -108,6 +113,21 @@ VISIBLE_GAIN_RATIO = 2.5
 #: outlines weighed by what they show, when no whole face passed: the best by their
 #: parts (the better half of PARTS)
 VISIBLE_CANDIDATES = 6
+VISIBLE_SIDES = 0.5
+#: A card covered so much that no outline of its size is proposed, by its corners seen
+#: (:func:`corner_hypotheses`): runs within CORNER_DEG of square to each other, an end
+#: of each within CORNER_PX (px of the frame shrunk to WORK_HEIGHT) of their lines'
+#: meeting point — a rounded corner, at most quads.CORNER_SHARE of the side, or the
+#: edges' blur (CORNER_BLUR_PX): a corner of CORNER_PX is a twelfth of a card's short
+#: side of 67 px, a third of the frame's height; CORNER_SIZES sizes each
+#: CORNER_SIZE_STEP apart; the best CORNER_CANDIDATES by the face's best half weighed.
+CORNER_DEG = 10.0
+CORNER_PX = 8.0
+CORNER_BLUR_PX = 2.0
+CORNER_SIZES = 3
+CORNER_SIZE_STEP = 1.3
+CORNER_POLISHED = 48
+CORNER_CANDIDATES = 8
 #: Width (px) of the Twilight face it is matched at.
 FACE_WIDTH_PX = 28
 #: The deck's margin rule (vision.faces) for the Twilight card's turn: its quarter
@@ -360,6 +380,120 @@ def visible_cells(seen: np.ndarray, face: np.ndarray, cells: tuple[int, int]
     return best
 
 
+def corner_turn(quad: Quad) -> float:
+    """How far (radians) the most skewed of *quad*'s corners is from square."""
+    q = np.asarray(quad, np.float64)
+    a = Q.roll_corners(q, 1) - q  # each side, corner k to k+1
+    b = Q.roll_corners(a, 3)  # the side before it
+    cos = -(a * b).sum(axis=1) / np.maximum(np.hypot(*a.T) * np.hypot(*b.T), 1e-9)
+    return float(np.abs(np.arccos(np.clip(cos, -1, 1)) - np.pi / 2).max())
+
+
+def near_pairs(points: np.ndarray, radius: float) -> tuple[np.ndarray, np.ndarray]:
+    """Index pairs (i < j) of *points* (N x 2) at most *radius* apart (a grid of cells
+    *radius* wide: each point's own and the next cells' points only)."""
+    if len(points) < 2:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    cell = np.floor(points / radius).astype(np.int64)
+    cell -= cell.min(axis=0)
+    span = int(cell[:, 1].max()) + 3
+    key = (cell[:, 0] + 1) * span + cell[:, 1] + 1
+    order = np.argsort(key, kind="stable")
+    sk = key[order]
+    out_i, out_j = [], []
+    for dx, dy in ((0, 0), (0, 1), (1, -1), (1, 0), (1, 1)):
+        target = key + dx * span + dy
+        lo = np.searchsorted(sk, target, "left")
+        hi = np.searchsorted(sk, target, "right")
+        n = hi - lo
+        i = np.repeat(np.arange(len(points)), n)
+        j = order[np.repeat(lo - np.cumsum(n) + n, n) + np.arange(int(n.sum()))]
+        out_i.append(i)
+        out_j.append(j)
+    i, j = np.concatenate(out_i), np.concatenate(out_j)
+    ok = (i != j) & (np.hypot(*(points[i] - points[j]).T) <= radius)
+    # (a cell's own points pair both ways: each pair once)
+    pair = np.unique(np.minimum(i[ok], j[ok]) * len(points) + np.maximum(i[ok], j[ok]))
+    return np.divmod(pair, len(points))
+
+
+def corner_hypotheses(segs: np.ndarray, aspect: float, long_range: tuple[float, float]
+                      ) -> np.ndarray:
+    """Outlines (N x 4 x 2) of a card of outline ratio *aspect* (long / short) from its
+    corners seen: two straight runs near square to each other (within CORNER_DEG), an
+    end of each near their lines' meeting point (a rounded corner: within CORNER_PX,
+    and quads.CORNER_SHARE of the side or CORNER_BLUR_PX), are two sides from a
+    corner, the card between them, each run along its long or its short side; its size
+    the least that holds both runs, and CORNER_SIZES - 1 steps larger (an arm hides how
+    far the sides go on), long side within *long_range*."""
+    # runs long enough that their direction is known to CORNER_DEG (their ends lie
+    # within the polygon fit's tolerance of the edge)
+    d = segs[:, 2:] - segs[:, :2]
+    segs = segs[np.hypot(d[:, 0], d[:, 1])
+                >= Q.POLY_TOLERANCE_PX / np.tan(np.radians(CORNER_DEG))]
+    if len(segs) < 2:
+        return np.zeros((0, 4, 2), np.float32)
+    ends = np.concatenate([segs[:, :2], segs[:, 2:]])  # run k's ends: k and k + n
+    n = len(segs)
+    p, q = near_pairs(ends, CORNER_PX)
+    i, j = p % n, q % n
+    ok = i != j
+    p, q, i, j = p[ok], q[ok], i[ok], j[ok]
+    d = segs[:, 2:] - segs[:, :2]
+    length = np.hypot(d[:, 0], d[:, 1])
+    u = d / np.maximum(length, 1e-6)[:, None]
+    cross = u[i, 0] * u[j, 1] - u[i, 1] * u[j, 0]
+    ok = np.abs(cross) >= np.cos(np.radians(90.0 - CORNER_DEG))
+    p, q, i, j, cross = p[ok], q[ok], i[ok], j[ok], cross[ok]
+    # where the lines meet: a + ta u_i = b + tb u_j, from the ends that meet
+    a, b = ends[p], ends[q]
+    rel = b - a
+    ta = (rel[:, 0] * u[j, 1] - rel[:, 1] * u[j, 0]) / cross
+    corner = a + ta[:, None] * u[i]
+    gap_a, gap_b = np.hypot(*(corner - a).T), np.hypot(*(corner - b).T)
+    ok = (gap_a <= CORNER_PX) & (gap_b <= CORNER_PX)
+    p, q, corner, gap_a, gap_b = p[ok], q[ok], corner[ok], gap_a[ok], gap_b[ok]
+    # each run goes away from the corner, to its other end
+    fa, fb = ends[(p + n) % (2 * n)], ends[(q + n) % (2 * n)]
+    reach_a = np.hypot(*(fa - corner).T)
+    reach_b = np.hypot(*(fb - corner).T)
+    ok = (reach_a > gap_a) & (reach_b > gap_b)
+    corner, fa, fb, reach_a, reach_b, gap_a, gap_b = (
+        x[ok] for x in (corner, fa, fb, reach_a, reach_b, gap_a, gap_b))
+    ua = (fa - corner) / np.maximum(reach_a, 1e-6)[:, None]
+    ub = (fb - corner) / np.maximum(reach_b, 1e-6)[:, None]
+    # one of each corner (the runs along a card's side are often several, and a
+    # corner's two runs pair both ways): its place to 2 px, its sides' directions to
+    # CORNER_DEG; the one whose runs reach furthest
+    key = np.column_stack([np.round(corner / 2),
+                           np.round(np.degrees(np.arctan2(ua[:, 1], ua[:, 0])) / CORNER_DEG),
+                           np.round(np.degrees(np.arctan2(ub[:, 1], ub[:, 0])) / CORNER_DEG)])
+    swap = key[:, 2] < key[:, 3]  # (a, b) and (b, a) the same corner
+    key[swap] = key[swap][:, [0, 1, 3, 2]]
+    order = np.argsort(-(reach_a + reach_b), kind="stable")
+    _, first = np.unique(key[order].astype(np.int64), axis=0, return_index=True)
+    one = order[first]
+    corner, ua, ub, reach_a, reach_b, gap_a, gap_b = (
+        x[one] for x in (corner, ua, ub, reach_a, reach_b, gap_a, gap_b))
+    quads = []
+    for a_long in (True, False):
+        least = np.maximum(reach_a, reach_b * aspect) if a_long else \
+            np.maximum(reach_a * aspect, reach_b)  # the long side's least length
+        for k in range(CORNER_SIZES):
+            long = least * CORNER_SIZE_STEP ** k
+            la = long if a_long else long / aspect
+            lb = long / aspect if a_long else long
+            # a run stops short of the corner by a rounded corner at most (as
+            # quads.CORNER_SHARE leaves out of a side's support), or the edges' blur
+            sel = ((long >= long_range[0]) & (long <= long_range[1])
+                   & (gap_a <= np.maximum(CORNER_BLUR_PX, Q.CORNER_SHARE * la))
+                   & (gap_b <= np.maximum(CORNER_BLUR_PX, Q.CORNER_SHARE * lb)))
+            la, lb, c = la[sel, None], lb[sel, None], corner[sel]
+            quads.append(np.stack([c, c + ua[sel] * la, c + ua[sel] * la + ub[sel] * lb,
+                                   c + ub[sel] * lb], axis=1))
+    return np.concatenate(quads).astype(np.float32)
+
+
 @dataclass
 class _Hypotheses:
     """Outline hypotheses in the frame shrunk (*small*): its edge maps and pyramid, the
@@ -375,6 +509,7 @@ class _Hypotheses:
     whole: np.ndarray
     long_aspect: float
     long_range: tuple[float, float]
+    segs: np.ndarray
 
 
 class TwilightFinder:
@@ -433,7 +568,8 @@ class TwilightFinder:
         pyramid = P.Pyramid(small)
         seen = self.grid.seen_turns(pyramid, hyp)
         return _Hypotheses(small, maps, pyramid, hyp, seen,
-                           self.grid.weigh(seen, False)[0].max(axis=1), long_aspect, long_range)
+                           self.grid.weigh(seen, False)[0].max(axis=1), long_aspect, long_range,
+                           segs)
 
     def candidates(self, hy: _Hypotheses, quick: bool = False) -> np.ndarray:
         """Outlines (K x 4 x 2, clockwise, px of the frame shrunk) the Twilight card may
@@ -523,7 +659,9 @@ class TwilightFinder:
             score = self.turn_scores(frame, [q / scale for q in qs])
             found = self.verify(frame, qs / scale, score)
             if found is None:
-                found = self.verify_visible(frame, qs / scale, pyramid, scale)
+                found = self.verify_visible(frame, qs / scale, pyramid, scale, hy.maps)
+            if found is None and hy is not None:
+                found = self.verify_corners(frame, hy, scale)
             if found is not None:
                 return found
         # no outline led to it: the face looked for all over the frame
@@ -585,7 +723,7 @@ class TwilightFinder:
         return found
 
     def verify_visible(self, frame: np.ndarray, quads: np.ndarray, pyramid: P.Pyramid,
-                       scale: float) -> tuple[Quad, float] | None:
+                       scale: float, maps: Q.EdgeMaps) -> tuple[Quad, float] | None:
         """A Twilight card partly covered, found by what it shows: of the
         VISIBLE_CANDIDATES best of *quads* (frame px, clockwise) by their faces' better
         half of PARTS, each rough, aligned with the face and refined on the frame's
@@ -623,9 +761,13 @@ class TwilightFinder:
                 seen = _cut_cells(self.bank._prepared(self.warps(frame, [t])[r:r + 1])[0],
                                   self.cells)
                 score, share, mask = visible_cells(seen, self.face_cells, self.cells)
+                sides = np.sort(Q.side_support((quad * scale)[None], maps)[0])
                 if self.trace is not None:
-                    self.trace.append((quad, score, share, float(p[r]), f"visible {j}"))
+                    self.trace.append((quad, score, share, float(p[r]), f"visible {j}",
+                                       sides, corner_turn(quad)))
                 if score < VISIBLE_SCORE or share < VISIBLE_SHARE:
+                    continue
+                if sides[-2] < VISIBLE_SIDES:
                     continue
                 if self.square:
                     other = max(_masked_ncc(seen, f, mask) for f in self.quarter_cells)
@@ -635,6 +777,28 @@ class TwilightFinder:
                 if best is None or (share, score) > best[:2]:
                     best = (share, score, quad)
         return None if best is None else (best[2], best[1])
+
+    def verify_corners(self, frame: np.ndarray, hy: _Hypotheses, scale: float
+                       ) -> tuple[Quad, float] | None:
+        """A Twilight card an arm covers so much of that no outline hypothesis of its
+        size lies on it: outlines from its corners seen (:func:`corner_hypotheses`),
+        the CORNER_CANDIDATES best by the face's best half on the grid weighed by what
+        they show (:meth:`verify_visible`)."""
+        hyp = corner_hypotheses(hy.segs, hy.long_aspect, hy.long_range)
+        if not len(hyp):
+            return None
+        hyp = clockwise_all(hyp)
+        half = self.grid.scores_and_halves(hy.pyramid, hyp)[1].max(axis=1)
+        keep = Q.rough_distinct(hyp, np.argsort(-half, kind="stable"), CORNER_POLISHED)
+        # each moved to fit the face's best half (a corner's runs are short: their
+        # turn and the card's size are rough)
+        moved, score = P.polish(self.grid, hy.pyramid, hyp[keep], halves=True)
+        moved = clockwise_all(moved)
+        keep = Q.rough_distinct(moved, np.argsort(-score.max(axis=1), kind="stable"),
+                                CORNER_CANDIDATES)
+        if self.trace is not None:
+            self.trace.append(f"corners {len(hyp)}")
+        return self.verify_visible(frame, moved[keep] / scale, hy.pyramid, scale, hy.maps)
 
     def part_scores(self, frame: np.ndarray, quads: list[Quad]) -> np.ndarray:
         """The better half of PARTS of the face's correlation (N x 4) with each of
@@ -681,10 +845,12 @@ class TwilightFinder:
 
     def fits(self, quad: Quad) -> np.ndarray:
         """Which of *quad*'s four turns (its corner r as the art's TL) have the taught
-        shape, within SHAPE_WITHIN (both for a square card; two for an oblong one)."""
+        shape, within SHAPE_WITHIN (both for a square card; two for an oblong one), with
+        its corners within SKEW_DEG of square."""
         a = art_aspect(quad)
         shapes = np.array([a, 1 / max(a, 1e-6), a, 1 / max(a, 1e-6)])
-        return np.abs(np.log(shapes / self.aspect)) <= np.log(SHAPE_WITHIN)
+        return ((np.abs(np.log(shapes / self.aspect)) <= np.log(SHAPE_WITHIN))
+                & (corner_turn(quad) <= np.radians(SKEW_DEG)))
 
     def align(self, frame: np.ndarray, quad: Quad) -> Quad:
         """*quad* (the art's TL, TR, BR, BL, frame px) moved by an affine ECC alignment
