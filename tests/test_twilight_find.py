@@ -14,7 +14,7 @@ import functools
 import numpy as np
 import pytest
 
-from vision.locate import PARTS, clockwise, corner_hypotheses, pose_from_quad, shrunk
+from vision.locate import PARTS, SHOWN_SCORE, clockwise, corner_hypotheses, pose_from_quad, shrunk
 from vision.profile import load_deck
 from vision.proposals import Pyramid, polish
 from vision.recognise import Recogniser
@@ -196,3 +196,22 @@ def test_found_from_its_corners(k):
         corners = np.abs(np.asarray(found[0])[:, None] - true[None]).sum(-1)
         side = float(np.linalg.norm(true[1] - true[0]))
         assert corners.min(axis=1).max() < 0.25 * side, (deck, scene.seed)
+
+
+@pytest.mark.parametrize("k", range(2))
+def test_what_a_lesser_face_shows_is_the_face(k):
+    """A face correlating less than clearly must show what it shows as the Twilight
+    face (locate.SHOWN_SCORE): the Twilight card at its outline does; the deck's other
+    cards at theirs, at any turn, do not."""
+    for j in range(2):
+        deck = TUNING_DECKS[(7 * (2 * k + j) + 3) % len(TUNING_DECKS)]
+        scene = render_scene(BASE + 43_000 + 2 * k + j, size=SIZE, deck=deck, hand=False,
+                             light="neutral")
+        finder = _recogniser(deck).twilight
+        finder._warps = {}
+        assert finder.shown(scene.image, clockwise(scene.twilight_quad), 0) >= SHOWN_SCORE, \
+            (deck, scene.seed)
+        for seat, quad in scene.side_quads.items():
+            if quad is not None:
+                assert max(finder.shown(scene.image, clockwise(quad), r) for r in range(4)) \
+                    < SHOWN_SCORE, (deck, scene.seed, seat)

@@ -128,6 +128,11 @@ CORNER_SIZES = 3
 CORNER_SIZE_STEP = 1.3
 CORNER_POLISHED = 48
 CORNER_CANDIDATES = 8
+#: A Twilight card whose whole face correlates under QUICK_SCORE (an arm, a shadow or
+#: a sheen over part of it) must show what it shows as its face: the cells seen
+#: (:func:`visible_cells`) correlate at least this (tuning: Twilight cards found so
+#: 0.94 and more; the look-alikes found on tables without one 0.15-0.45).
+SHOWN_SCORE = 0.9
 #: Width (px) of the Twilight face it is matched at.
 FACE_WIDTH_PX = 28
 #: The deck's margin rule (vision.faces) for the Twilight card's turn: its quarter
@@ -718,9 +723,19 @@ class TwilightFinder:
             if best >= least and part >= PART_SCORE and turn_sure:
                 if best >= QUICK_SCORE:
                     return quad, best  # a face seen clearly
+                # a face seen less clearly: what shows of it must be the face
+                if self.shown(frame, tries[k], r) < SHOWN_SCORE:
+                    continue
                 if found is None or best > found[1]:
                     found = quad, best  # a lesser one must not pre-empt a better one
         return found
+
+    def shown(self, frame: np.ndarray, quad: Quad, r: int) -> float:
+        """How well the cells of the face that *quad* (frame px, clockwise) taken from
+        its corner r shows correlate with it (:func:`visible_cells`)."""
+        seen = _cut_cells(self.bank._prepared(self.warps(frame, [quad])[r:r + 1])[0],
+                          self.cells)
+        return visible_cells(seen, self.face_cells, self.cells)[0]
 
     def verify_visible(self, frame: np.ndarray, quads: np.ndarray, pyramid: P.Pyramid,
                        scale: float, maps: Q.EdgeMaps) -> tuple[Quad, float] | None:
