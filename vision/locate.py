@@ -738,7 +738,8 @@ class TwilightFinder:
         return visible_cells(seen, self.face_cells, self.cells)[0]
 
     def verify_visible(self, frame: np.ndarray, quads: np.ndarray, pyramid: P.Pyramid,
-                       scale: float, maps: Q.EdgeMaps) -> tuple[Quad, float] | None:
+                       scale: float, maps: Q.EdgeMaps, polished: bool = False
+                       ) -> tuple[Quad, float] | None:
         """A Twilight card partly covered, found by what it shows: of the
         VISIBLE_CANDIDATES best of *quads* (frame px, clockwise) by their faces' better
         half of PARTS, each rough, aligned with the face and refined on the frame's
@@ -752,16 +753,19 @@ class TwilightFinder:
         part = self.part_scores(frame, list(quads))
         best: tuple[float, float, Quad] | None = None
         top = np.argsort(-part.max(axis=1), kind="stable")[:VISIBLE_CANDIDATES]
-        # each also moved to fit the face's best half (what an arm leaves of it)
-        moved = P.polish(self.grid, pyramid, quads[top] * scale, halves=True)[0] / scale
+        # each also moved to fit the face's best half (what an arm leaves of it), unless
+        # *polished* so already
+        moved = quads[top] if polished else \
+            P.polish(self.grid, pyramid, quads[top] * scale, halves=True)[0] / scale
         for i, shifted in zip(top, clockwise_all(moved), strict=True):
             if part[i].max() < PART_SCORE * REFINE_SHARE:
                 break
             rough = Q.roll_corners(quads[i], int(np.argmax(part[i])))
             tries = self.tries(frame, rough, refined=False)
-            p = self.part_scores(frame, [shifted])[0]
-            shifted = Q.roll_corners(shifted, int(np.argmax(p)))
-            tries += self.tries(frame, shifted, refined=False)
+            if not polished:
+                p = self.part_scores(frame, [shifted])[0]
+                shifted = Q.roll_corners(shifted, int(np.argmax(p)))
+                tries += self.tries(frame, shifted, refined=False)
             ps = np.where([self.fits(t) for t in tries], self.part_scores(frame, tries), -2.0)
             if ps[:2].max() >= PART_SCORE:  # refined only where the parts fit (tries)
                 t = self.tries(frame, rough)[2]
@@ -813,7 +817,8 @@ class TwilightFinder:
                                 CORNER_CANDIDATES)
         if self.trace is not None:
             self.trace.append(f"corners {len(hyp)}")
-        return self.verify_visible(frame, moved[keep] / scale, hy.pyramid, scale, hy.maps)
+        return self.verify_visible(frame, moved[keep] / scale, hy.pyramid, scale, hy.maps,
+                                   polished=True)
 
     def part_scores(self, frame: np.ndarray, quads: list[Quad]) -> np.ndarray:
         """The better half of PARTS of the face's correlation (N x 4) with each of
