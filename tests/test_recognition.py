@@ -545,6 +545,22 @@ def test_a_card_photographed_in_tinted_light_is_read_by_its_prints_white(card_id
     assert rec.identify_card(lit).card_id == card_id
 
 
+@pytest.mark.parametrize("card_id,angle,tint", [("moon-souls-3", 30.0, (0.65, 0.9, 1.15)),
+                                                ("moon-obelisk", 250.0, (1.2, 0.95, 0.7)),
+                                                ("sun-obelisk", 320.0, (1.2, 0.95, 0.7))])
+def test_a_card_without_white_photographed_in_tinted_light(card_id, angle, tint):
+    """A taught deck whose faces have no white or grey parts to show the light, and
+    whose cults print alike but for their colours (blue and green): under a warm or
+    cool light the hues shift so far that little of the card's meets either cult's
+    taught hues, but one cult's far more than the other's (HUE_RATIO). (A sun card
+    of this deck under the warm light is still named in the moon's colours:
+    docs/recognition.md, Open.)"""
+    rec = Recogniser(load_deck(taught_deck(109)))
+    image = _card_photo(card_id, angle, face=sim_deck(109).art(card_id, 4.0))
+    lit = np.clip(image.astype(np.float32) * np.float32(tint), 0, 255).astype(np.uint8)
+    assert rec.identify_card(lit).card_id == card_id
+
+
 @pytest.mark.parametrize("deck", ["builtin", 106])
 def test_the_cult_of_a_card_photographed_in_a_dim_or_bright_room(deck):
     """A photo of one card has no Twilight card to tell the light by: a dim room scales

@@ -131,6 +131,12 @@ UNEVEN_PILE_STEP = 0.06
 #: and a tenth of its pixels have a colour at all.
 MIN_CULT_MARGIN = 0.25
 MIN_CHROMATIC = 0.1
+#: Where the light on a card is not known (a photo of one card whose face has no white
+#: or grey parts to show it), a warm or cool light shifts every hue, and little of the
+#: card's hue histogram meets either cult's: a cult whose hues it meets HUE_RATIO
+#: times as much as the other's, and at least HUE_FLOOR of its hues, is its cult.
+HUE_RATIO = 3.0
+HUE_FLOOR = 0.05
 
 
 @dataclass(frozen=True)
@@ -465,14 +471,16 @@ class SideReader:
         return float(np.median(self.seen_long_mm))
 
     def _identity(self, bank: FaceBank, row: np.ndarray, card: np.ndarray,
-                  light: tuple[float, float, float] = (1.0, 1.0, 1.0)) -> Identity:
+                  light: tuple[float, float, float] = (1.0, 1.0, 1.0),
+                  light_known: bool = True) -> Identity:
         n = len(bank.ids)
         card, row = self._unlit(bank, row, card)
         best = bank.ids[int(np.argmax(row)) % n]
         # the cult by colour; the face decides among that cult's cards (two faces alike
         # but for their colours, as one picture printed in each cult's, are told apart
         # by colour, not by a correlation that standardises each channel)
-        cult = colour_cult(card, self.cult_hist, light, self.cult_hue)
+        cult = colour_cult(card, self.cult_hist, light, self.cult_hue,
+                           light_known=light_known)
         allowed = None if cult is None else self.cults[cult]
         card_id, score, turned, margin, rival = bank.decide(row, allowed, card, light)
         if card_id != "unknown":
@@ -543,9 +551,9 @@ class SideReader:
         row = fine.scores(card[None])[0]
         # no Twilight card shows the light here: its print's neutral parts do, where
         # the card shows its best face clearly enough to say where those lie
-        light = (fine.light_on(card, int(np.argmax(row))) if row.max() >= NAME_SCORE
-                 else None) or (1.0, 1.0, 1.0)
-        ident = self._identity(fine, row, card, light)
+        light = fine.light_on(card, int(np.argmax(row))) if row.max() >= NAME_SCORE else None
+        ident = self._identity(fine, row, card, light or (1.0, 1.0, 1.0),
+                               light_known=light is not None)
         return (np.roll(q, 2, axis=0) if ident.upside_down else q), ident
 
 
@@ -601,13 +609,15 @@ def align(frame: np.ndarray, quad: np.ndarray, bank: FaceBank, face: int) -> np.
 
 def colour_cult(card: np.ndarray, cult_hist: dict[str, np.ndarray],
                 light: tuple[float, float, float] = (1.0, 1.0, 1.0),
-                cult_hue: dict[str, np.ndarray] | None = None) -> str | None:
+                cult_hue: dict[str, np.ndarray] | None = None, *,
+                light_known: bool = True) -> str | None:
     """The cult whose chroma histogram the card's colours (divided by the *light*
     the Twilight card shows, so as taught) overlap clearly more (MIN_CULT_MARGIN), or
     None (also when fewer than MIN_CHROMATIC of its pixels have a colour at all).
     Where neither does (a light dimmer or brighter than the *light* known, as in a
     photo of one card, scales every chroma), the cult whose *cult_hue* (hue
-    histograms, :func:`vision.profile.hue_hist`) its hues overlap clearly more."""
+    histograms, :func:`vision.profile.hue_hist`) its hues overlap clearly more; or,
+    with no light known (*light_known* false), many times more (HUE_RATIO)."""
     gains = 1.0 / np.maximum(np.float32(light), 0.05)
     card = np.clip(card.astype(np.float32) * gains, 0, 255).astype(np.uint8)
     lab = cv2.cvtColor(card, cv2.COLOR_BGR2Lab)
@@ -626,7 +636,9 @@ def colour_cult(card: np.ndarray, cult_hist: dict[str, np.ndarray],
     hues = hue_hist(card)
     overlap = {c: float(np.minimum(hues, h).sum()) for c, h in cult_hue.items()}
     (c1, o1), (_, o2) = sorted(overlap.items(), key=lambda kv: -kv[1])[:2]
-    return c1 if o1 - o2 >= MIN_CULT_MARGIN else None
+    if o1 - o2 >= MIN_CULT_MARGIN:
+        return c1
+    return c1 if not light_known and o1 >= max(HUE_FLOOR, HUE_RATIO * o2) else None
 
 
 def _on_three_sides(sides: np.ndarray, count: int) -> list[int]:
