@@ -113,6 +113,9 @@ VISIBLE_GAIN_RATIO = 2.5
 #: outlines weighed by what they show, when no whole face passed: the best by their
 #: parts (the better half of PARTS)
 VISIBLE_CANDIDATES = 6
+#: ... and a card found by what it shows must lie on edges along two of its sides at
+#: least (the second best side's support on the frame's edges): an outline on a
+#: look-alike inside a print or on the cloth runs along one edge at most.
 VISIBLE_SIDES = 0.5
 #: A card covered so much that no outline of its size is proposed, by its corners seen
 #: (:func:`corner_hypotheses`): runs within CORNER_DEG of square to each other, an end
