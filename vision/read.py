@@ -309,8 +309,7 @@ class SideReader:
             if ident.card_id == "unknown":
                 continue
             quad = np.roll(quads[j], 2, axis=0) if ident.upside_down else quads[j]
-            d = np.hypot(*(np.roll(quad, -1, axis=0) - quad).T)
-            self.seen_long_mm.append(float(d[1] + d[3]) / 2 / zone.native)
+            self._learn_size(quad, zone.native)
             return quad, ident, float(sides[top[j]].min())
         return None
 
@@ -442,8 +441,7 @@ class SideReader:
             # on past them)
             return None, likeness
         if ident.card_id != "unknown":  # a card named: its size teaches the cards' size
-            d = np.hypot(*(np.roll(quad, -1, axis=0) - quad).T)
-            self.seen_long_mm.append(float(d[1] + d[3]) / 2 / zone.native)
+            self._learn_size(quad, zone.native)
         return (quad, ident, support), likeness
 
     @staticmethod
@@ -462,6 +460,12 @@ class SideReader:
             return False
         upright = pic[::-1, ::-1] if k >= n else pic
         return bank.quarters(upright, k % n) >= WHOLE_QUARTERS
+
+    def _learn_size(self, quad: np.ndarray, native: float) -> None:
+        """Remember the long side of a named card's *quad* (frame px, TL, TR, BR, BL of
+        its upright art) in mm at *native* px per mm (:meth:`card_long_mm`)."""
+        d = np.hypot(*(np.roll(quad, -1, axis=0) - quad).T)
+        self.seen_long_mm.append(float(d[1] + d[3]) / 2 / native)
 
     def card_long_mm(self) -> float:
         """The cards' long side in the Twilight card's mm: the median of the last
