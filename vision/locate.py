@@ -537,6 +537,7 @@ class TwilightFinder:
         self.align_faces: dict[int, np.ndarray] = {}
         self._tries: dict[bytes, list[Quad]] = {}  # :meth:`tries` in the frame at hand
         self._warps: dict[bytes, np.ndarray] = {}  # :meth:`warps` in the frame at hand
+        self._dense: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}  # :meth:`dense`
         #: a list to record each weighed candidate in (quad, score, parts score, the
         #: quarter turns' score, which try), for diagnostics; None: not recorded
         self.trace: list | None = None
@@ -675,14 +676,25 @@ class TwilightFinder:
         # no outline led to it: the face looked for all over the frame
         if self.trace is not None:
             self.trace.append("dense")
-        h, w = small.shape[:2]
-        dense = P.dense_quads((w, h), self.aspect,
-                              (DENSE_LONG_MIN * h, TWILIGHT_LONG_RANGE[1] * h), 0.6, 6, 1.3)
-        score = self.grid.scores(pyramid, dense)
+        dense, where = self.dense(pyramid)
+        score = self.grid.weigh(pyramid.read(where).reshape(len(where), -1), False)[0]
         best = np.argsort(-score.max(axis=1), kind="stable")
         keep = Q.rough_distinct(dense, best, POLISHED)
         moved, score = P.polish(self.grid, pyramid, dense[keep])
         return self.verify(frame, moved / scale, score, DENSE_SCORE)
+
+    def dense(self, pyramid: P.Pyramid) -> tuple[np.ndarray, np.ndarray]:
+        """The outlines the face is looked for in all over a frame shrunk to *pyramid*'s
+        size (:func:`vision.proposals.dense_quads`), and where the face grid reads
+        them there (:meth:`~vision.proposals.FaceGrid.where_turns`): the same in every
+        frame of that size, made once."""
+        h, w = (int(n) for n in pyramid.shapes[0])
+        got = self._dense.get((w, h))
+        if got is None:
+            quads = P.dense_quads((w, h), self.aspect,
+                                  (DENSE_LONG_MIN * h, TWILIGHT_LONG_RANGE[1] * h), 0.6, 6, 1.3)
+            got = self._dense[(w, h)] = quads, self.grid.where_turns(pyramid, quads)
+        return got
 
     def verify(self, frame: np.ndarray, quads: np.ndarray, score: np.ndarray,
                least: float = MIN_SCORE, tries: int = REFINED) -> tuple[Quad, float] | None:

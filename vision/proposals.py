@@ -73,6 +73,15 @@ class Pyramid:
         """Colours (M x G x 3, float32) at points (*xs*, *ys*: M x G each, level-0 px):
         each row of points read at the level whose pixel is about half its *cell_px*
         (M)."""
+        return self.read(self.where(xs, ys, cell_px))
+
+    def read(self, where: np.ndarray) -> np.ndarray:
+        """The colours (... x 3, float32) at rows *where* of :attr:`flat`."""
+        return np.take(self.flat, where, axis=0)  # (take: the same gather as indexing, faster)
+
+    def where(self, xs: np.ndarray, ys: np.ndarray, cell_px: np.ndarray) -> np.ndarray:
+        """The rows of :attr:`flat` (M x G) :meth:`sample` reads: the same for every
+        picture of this size."""
         lv = np.clip(np.log2(np.maximum(cell_px, 1.0)).astype(np.int32), 0,
                      len(self.shapes) - 1)
         h = self.shapes[lv, 0][:, None]
@@ -89,7 +98,7 @@ class Pyramid:
         y *= w
         y += x
         y += self.offsets[lv][:, None]
-        return np.take(self.flat, y, axis=0)  # (take: the same gather as indexing, faster)
+        return y
 
 
 class FaceGrid:
@@ -125,6 +134,12 @@ class FaceGrid:
     def seen(self, pyramid: Pyramid, quads: np.ndarray) -> np.ndarray:
         """The frame at the grid's cells inside each of *quads* (N x 4 x 2, corner 0 the
         face's top left): N x G*3, each cell's B, G, R in a row."""
+        return pyramid.read(self.where(pyramid, quads)).reshape(len(quads), -1)
+
+    def where(self, pyramid: Pyramid, quads: np.ndarray) -> np.ndarray:
+        """Where :meth:`seen` reads the grid's cells inside each of *quads* in
+        *pyramid* (:meth:`Pyramid.where`): N x G, the same for every picture of its
+        size."""
         gw, gh = self.cells
         # N x 2 x G (x, then y), as one product (2N x 4 corners' coordinates by G x 4
         # weights)
@@ -132,8 +147,7 @@ class FaceGrid:
                ).reshape(len(quads), 2, -1)
         across = np.hypot(*(quads[:, 1] - quads[:, 0]).T) / gw
         down = np.hypot(*(quads[:, 3] - quads[:, 0]).T) / gh
-        return pyramid.sample(pts[:, 0], pts[:, 1], np.minimum(across, down)
-                              ).reshape(len(quads), -1)
+        return pyramid.where(pts[:, 0], pts[:, 1], np.minimum(across, down))
 
     def scores(self, pyramid: Pyramid, quads: np.ndarray) -> np.ndarray:
         """Correlation (N x 4) of the face with the inside of each of *quads* (N x 4 x 2)
@@ -154,8 +168,13 @@ class FaceGrid:
         q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
         if not len(q):
             return np.zeros((0, len(self.weights) * 3), np.float32)
+        return pyramid.read(self.where_turns(pyramid, q)).reshape(2 * len(q), -1)
+
+    def where_turns(self, pyramid: Pyramid, quads: np.ndarray) -> np.ndarray:
+        """Where :meth:`seen_turns` reads the cells (2N x G, :meth:`where`)."""
+        q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
         corners = np.stack([q, q[:, _NEXT]], axis=1).reshape(-1, 4, 2)
-        return self.seen(pyramid, corners)
+        return self.where(pyramid, corners)
 
     def weigh(self, seen: np.ndarray, halves: bool = True
               ) -> tuple[np.ndarray, np.ndarray | None]:
