@@ -593,7 +593,7 @@ class TwilightFinder:
             idx = Q.rough_distinct(hyp, face_rank, QUICK)
         else:
             edge = Q.side_support(hyp, hy.maps, Q.ROUGH_SAMPLES).mean(axis=1)
-            halves = self.grid.weigh(hy.seen)[1].max(axis=1)
+            halves = self.grid.weigh_halves(hy.seen).max(axis=1)
             idx = Q.rough_distinct(hyp, np.argsort(-edge, kind="stable"), ROUGH_CANDIDATES)
             idx += [i for i in Q.rough_distinct(hyp, face_rank, FACE_ROUGH) if i not in idx]
             idx += [i for i in Q.rough_distinct(hyp, np.argsort(-halves, kind="stable"),
@@ -665,10 +665,11 @@ class TwilightFinder:
             # and each moved a little to fit the face's grid better: an outline a fifth of
             # the card off correlates less than a look-alike well placed
             qs = np.concatenate([qs, P.polish(self.grid, pyramid, qs)[0]])
-            score = self.turn_scores(frame, [q / scale for q in qs])
+            score, part = self.turn_and_part_scores(frame, [q / scale for q in qs])
             found = self.verify(frame, qs / scale, score)
             if found is None:
-                found = self.verify_visible(frame, qs / scale, pyramid, scale, hy.maps)
+                found = self.verify_visible(frame, qs / scale, pyramid, scale, hy.maps,
+                                            part=part)
             if found is None and hy is not None:
                 found = self.verify_corners(frame, hy, scale)
             if found is not None:
@@ -753,8 +754,8 @@ class TwilightFinder:
         return visible_cells(seen, self.face_cells, self.cells)[0]
 
     def verify_visible(self, frame: np.ndarray, quads: np.ndarray, pyramid: P.Pyramid,
-                       scale: float, maps: Q.EdgeMaps, polished: bool = False
-                       ) -> tuple[Quad, float] | None:
+                       scale: float, maps: Q.EdgeMaps, polished: bool = False,
+                       part: np.ndarray | None = None) -> tuple[Quad, float] | None:
         """A Twilight card partly covered, found by what it shows: of the
         VISIBLE_CANDIDATES best of *quads* (frame px, clockwise) by their faces' better
         half of PARTS, each rough, aligned with the face and refined on the frame's
@@ -762,10 +763,12 @@ class TwilightFinder:
         seen (:func:`visible_cells`) correlate at least VISIBLE_SCORE and are the most,
         at least VISIBLE_SHARE of the face, its parts at least PART_SCORE (as a card
         found whole): (quad, score) or None. A square card's quarter turns must fit
-        those cells worse by the deck's margin rule."""
+        those cells worse by the deck's margin rule. *part*: the quads' parts' scores
+        (:meth:`part_scores`) when already weighed."""
         if not len(quads):
             return None
-        part = self.part_scores(frame, list(quads))
+        if part is None:
+            part = self.part_scores(frame, list(quads))
         best: tuple[float, float, Quad] | None = None
         top = np.argsort(-part.max(axis=1), kind="stable")[:VISIBLE_CANDIDATES]
         # each also moved to fit the face's best half (what an arm leaves of it), unless
@@ -900,6 +903,12 @@ class TwilightFinder:
                              cv2.COLOR_BGR2GRAY).astype(np.float32)
             tmpl = self.align_faces[w] = cv2.GaussianBlur(f, (0, 0), 0.8)
         return ecc_align(frame, quad, tmpl, ALIGN_MARGIN, ALIGN_ITERATIONS, ALIGN_MAX_MOVE)
+
+    def turn_and_part_scores(self, frame: np.ndarray, quads: list[Quad]
+                             ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`turn_scores` and :meth:`part_scores` at once."""
+        whole, part = self.warp_scores(self.warps(frame, quads))
+        return whole.reshape(len(quads), 4), part.reshape(len(quads), 4)
 
     def turn_scores(self, frame: np.ndarray, quads: list[Quad]) -> np.ndarray:
         """Correlation (N x 4) of the face with each of *quads* (frame px, clockwise)

@@ -183,11 +183,13 @@ class FaceGrid:
             return np.zeros((0, 4), np.float32), np.zeros((0, 4), np.float32)
         whole = correlations(seen, self.masks, self.count, self.faces)[:, 0]  # 2N x 2
         scores = np.hstack([whole[:, 0].reshape(-1, 2), whole[:, 1].reshape(-1, 2)])
-        if not halves:
-            return scores, None
+        return scores, self.weigh_halves(seen) if halves else None
+
+    def weigh_halves(self, seen: np.ndarray) -> np.ndarray:
+        """The halves' part of :meth:`weigh` alone (N x 4)."""
         part = correlations(seen, self.half_masks, self.half_count, self.half_faces
                             ).max(axis=1)
-        return scores, np.hstack([part[:, 0].reshape(-1, 2), part[:, 1].reshape(-1, 2)])
+        return np.hstack([part[:, 0].reshape(-1, 2), part[:, 1].reshape(-1, 2)])
 
 
 def parts(face: np.ndarray, regions: list[np.ndarray], dtype: type = np.float32
