@@ -825,7 +825,7 @@ class TwilightFinder:
         if not len(hyp):
             return None
         hyp = clockwise_all(hyp)
-        half = self.grid.scores_and_halves(hy.pyramid, hyp)[1].max(axis=1)
+        half = self.grid.weigh_halves(self.grid.seen_turns(hy.pyramid, hyp)).max(axis=1)
         keep = Q.rough_distinct(hyp, np.argsort(-half, kind="stable"), CORNER_POLISHED)
         # each moved to fit the face's best half (a corner's runs are short: their
         # turn and the card's size are rough)
@@ -847,19 +847,20 @@ class TwilightFinder:
         """Each of *quads* (frame px) warped upright to the face's size from its corner
         r as the face's top left (r = 0..3): 4N pictures, kept for the frame (the
         passes and checks weigh many outlines again)."""
-        out = []
-        for q in quads:
-            q = np.asarray(q, np.float32)
-            key = q.tobytes()
-            pics = self._warps.get(key)
-            if pics is None:
-                # from corners 2 and 3 the same pixels as from 0 and 1, turned half round
-                # (to a grey level's rounding)
-                turns = rectify_all(frame, [q, Q.roll_corners(q, 1)], self.size)
-                pics = self._warps[key] = np.concatenate([turns, turns[:, ::-1, ::-1]])
-            out.append(pics)
-        return np.concatenate(out) if out else np.zeros((0, self.size[1], self.size[0], 3),
-                                                        np.uint8)
+        if not len(quads):
+            return np.zeros((0, self.size[1], self.size[0], 3), np.uint8)
+        quads = [np.asarray(q, np.float32) for q in quads]
+        keys = [q.tobytes() for q in quads]
+        new = {k: q for k, q in zip(keys, quads, strict=True) if k not in self._warps}
+        if new:
+            # all at once, from corners 0 and 1; from corners 2 and 3 the same pixels,
+            # turned half round (to a grey level's rounding)
+            firsts = [t for q in new.values() for t in (q, Q.roll_corners(q, 1))]
+            turns = rectify_all(frame, firsts, self.size)
+            turns = turns.reshape(len(new), 2, *turns.shape[1:])
+            for key, pics in zip(new, turns, strict=True):
+                self._warps[key] = np.concatenate([pics, pics[:, ::-1, ::-1]])
+        return np.concatenate([self._warps[k] for k in keys])
 
     def tries(self, frame: np.ndarray, rough: Quad, refined: bool = True) -> list[Quad]:
         """*rough* (frame px, the art's TL first), it aligned with the face

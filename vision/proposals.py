@@ -290,8 +290,8 @@ def polish(grid: FaceGrid, pyramid: Pyramid, quads: np.ndarray,
     turn, or (not *any_turn*) at its corner 0 as the face's top left only. Returns the
     quads and their scores (N x 4)."""
     def weigh(quads: np.ndarray) -> np.ndarray:
-        whole, half = grid.scores_and_halves(pyramid, quads, halves)
-        return half if halves else whole
+        seen = grid.seen_turns(pyramid, quads)
+        return grid.weigh_halves(seen) if halves else grid.weigh(seen, False)[0]
 
     def rank(score: np.ndarray) -> np.ndarray:
         return score.max(axis=-1) if any_turn else score[..., 0]
