@@ -134,12 +134,17 @@ class FaceGrid:
     def seen(self, pyramid: Pyramid, quads: np.ndarray) -> np.ndarray:
         """The frame at the grid's cells inside each of *quads* (N x 4 x 2, corner 0 the
         face's top left): N x G*3, each cell's B, G, R in a row."""
-        return pyramid.read(self.where(pyramid, quads)).reshape(len(quads), -1)
+        return pyramid.sample(*self.points(quads)).reshape(len(quads), -1)
 
     def where(self, pyramid: Pyramid, quads: np.ndarray) -> np.ndarray:
         """Where :meth:`seen` reads the grid's cells inside each of *quads* in
         *pyramid* (:meth:`Pyramid.where`): N x G, the same for every picture of its
         size."""
+        return pyramid.where(*self.points(quads))
+
+    def points(self, quads: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The grid's cell centres inside each of *quads* (x, y: N x G each) and their
+        cells' size (N), as a pyramid samples them."""
         gw, gh = self.cells
         # N x 2 x G (x, then y), as one product (2N x 4 corners' coordinates by G x 4
         # weights)
@@ -147,7 +152,7 @@ class FaceGrid:
                ).reshape(len(quads), 2, -1)
         across = np.hypot(*(quads[:, 1] - quads[:, 0]).T) / gw
         down = np.hypot(*(quads[:, 3] - quads[:, 0]).T) / gh
-        return pyramid.where(pts[:, 0], pts[:, 1], np.minimum(across, down))
+        return pts[:, 0], pts[:, 1], np.minimum(across, down)
 
     def scores(self, pyramid: Pyramid, quads: np.ndarray) -> np.ndarray:
         """Correlation (N x 4) of the face with the inside of each of *quads* (N x 4 x 2)
@@ -168,13 +173,11 @@ class FaceGrid:
         q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
         if not len(q):
             return np.zeros((0, len(self.weights) * 3), np.float32)
-        return pyramid.read(self.where_turns(pyramid, q)).reshape(2 * len(q), -1)
+        return self.seen(pyramid, _turns(q))
 
     def where_turns(self, pyramid: Pyramid, quads: np.ndarray) -> np.ndarray:
         """Where :meth:`seen_turns` reads the cells (2N x G, :meth:`where`)."""
-        q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
-        corners = np.stack([q, q[:, _NEXT]], axis=1).reshape(-1, 4, 2)
-        return self.where(pyramid, corners)
+        return self.where(pyramid, _turns(np.asarray(quads, np.float32).reshape(-1, 4, 2)))
 
     def weigh(self, seen: np.ndarray, halves: bool = True
               ) -> tuple[np.ndarray, np.ndarray | None]:
@@ -190,6 +193,11 @@ class FaceGrid:
         part = correlations(seen, self.half_masks, self.half_count, self.half_faces
                             ).max(axis=1)
         return np.hstack([part[:, 0].reshape(-1, 2), part[:, 1].reshape(-1, 2)])
+
+
+def _turns(quads: np.ndarray) -> np.ndarray:
+    """Each of *quads* (N x 4 x 2) from its corners 0 and 1: 2N x 4 x 2."""
+    return np.stack([quads, quads[:, _NEXT]], axis=1).reshape(-1, 4, 2)
 
 
 def parts(face: np.ndarray, regions: list[np.ndarray], dtype: type = np.float32
