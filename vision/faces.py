@@ -137,6 +137,13 @@ def _standard_rows(stack: np.ndarray) -> np.ndarray:
     return m.reshape(len(stack), -1)
 
 
+def _cellwise(seen: np.ndarray, faces: np.ndarray) -> np.ndarray:
+    """Each cell's correlation (N x K x C) of *seen* (N x C x P) with *faces* (K x C x
+    P), both :func:`_cell_rows`: one matrix product per cell (BLAS; numpy's einsum
+    does not use it for float32 here and costs ~10 times as much)."""
+    return (seen.transpose(1, 0, 2) @ faces.transpose(1, 2, 0)).transpose(1, 2, 0)
+
+
 def _cell_rows(cores: np.ndarray, cells: tuple[int, int]) -> np.ndarray:
     """Cores (N x h x w x 3 float32) cut into a grid of *cells* (across, down), each
     cell standardised per channel (N x C x P, rows of unit length)."""
@@ -229,7 +236,8 @@ class FaceBank:
         if self._field is None:
             return cores
         x = cores.reshape(len(cores), -1, 3)
-        field = np.einsum("pk,nkc->npc", self._field, np.einsum("pk,npc->nkc", self._field, x))
+        # each channel's part in the basis (N x k x 3), and back (matrix products: BLAS)
+        field = self._field @ (self._field.T @ x)
         return (x - field).astype(np.float32).reshape(cores.shape)
 
     def flattened(self) -> FaceBank:
@@ -267,7 +275,7 @@ class FaceBank:
             self._cells[cells] = _cell_rows(self._cores, cells)  # 2K x C x P
         faces = self._cells[cells]
         seen = _cell_rows(self._prepared(cards), cells)  # N x C x P
-        per = np.einsum("ncp,kcp->nkc", seen, faces)
+        per = _cellwise(seen, faces)
         per.sort(axis=2)
         half = (per.shape[2] + 1) // 2
         return per[:, :, -half:].mean(axis=2)
@@ -598,7 +606,7 @@ class FaceBank:
         if cells not in self._cells:
             self._cells[cells] = _cell_rows(self._cores, cells)
         seen = _cell_rows(self._prepared(cards), cells)
-        return np.einsum("ncp,kcp->nkc", seen, self._cells[cells])
+        return _cellwise(seen, self._cells[cells])
 
 
 def _cosines(h: int, w: int, k: int) -> np.ndarray:
