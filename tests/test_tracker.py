@@ -645,3 +645,29 @@ def test_a_card_read_weakly_as_another_first_needs_reads_that_agree(other_played
         tracker.feed(n, image, lambda: expect, out.append)
     assert [(o.seat, o.card) for o in out if o.kind == "play"] == [(seat, card)]
     assert len(reads) == 2 + (0 if other_played else DOUBT_EXTRA_READS)
+
+
+@pytest.mark.parametrize(("seed", "light"), [(11, 0.4), (14, 0.25)])
+def test_a_card_laid_in_dim_light_is_read(seed, light) -> None:
+    # In dim light a card laid changes the side by less than a hand moving does: few of
+    # its pixels by MOTION_LEVEL, fewer than a neighbour's card reaching in. A side
+    # that looked empty is still read once a card was laid there (LAID_LEVEL).
+    from vision.sim.decks import taught_deck
+    from vision.sim.simulator import render_scene
+    from vision.tracker import TableTracker
+
+    empty = {"north": None, "east": None, "south": None, "west": None}
+    scene = render_scene(seed, 0, SIZE, hand=False, sides=empty, glare=False)
+    card = "moon-priest" if "north" in scene.truth["twilight"]["moon_seats"] else "sun-priest"
+    laid = render_scene(seed, 0, SIZE, hand=False, glare=False, under_cards=0,
+                        sides={**empty, "north": card})
+
+    def dim(image):
+        return np.clip(image.astype(np.float32) * light, 0, 255).astype(np.uint8)
+
+    tracker = TableTracker(taught_deck(0))
+    out: list = []
+    show = _shower(tracker, out)
+    show(dim(scene.image), 12)
+    show(dim(laid.image), 12)
+    assert [(o.seat, o.card) for o in out if o.kind == "play"] == [("north", card)]

@@ -114,9 +114,17 @@ UNCHANGED_SHARE = 0.005
 #: 17-25% of a zone; a card is 19% of it); a neighbour's card or hand reaching into the
 #: zone's corner changes a little (there: 0.7-1.4%), and the cloth beyond reads as
 #: "unknown" again and again (a gingham's squares are card-like outlines). It is not
-#: read: it is empty.
+#: read: it is empty. The change is counted at LAID_LEVEL, not MOTION_LEVEL: a card laid
+#: in dim light, or of the cloth's own brightness, changes its pixels by less than a
+#: hand does (tuning hands 1800020-1800021, dim felt and wood: a zone's mean change
+#: 3.4-6.5 grey levels where a card had just been laid, 0.8-1.8% of it by more than
+#: MOTION_LEVEL, and 11 such cards taken for an empty side). At LAID_LEVEL those cards
+#: changed 4.7-21% of their zones; what reached in from a neighbour changed 0.8-7%
+#: (87 cases over the 22 tuning hands 1800000-1800021), and a side changed that much
+#: is read, which costs a read and finds no card.
 EMPTY_CHANGE_SHARE = (0.25 * CARD_SIZE_RANGE[0] ** 2 * CARD_MM[0] * CARD_MM[1]
                       / (2 * ZONE_HALF_WIDTH_MM * ZONE_DEPTH_MM))
+LAID_LEVEL = MOTION_LEVEL / 2
 #: Looks of a side found empty that are kept (the least recently seen is dropped): a
 #: neighbour's card may reach into a zone, so an empty side has more than one look.
 EMPTY_LOOKS = 3
@@ -418,12 +426,13 @@ class _Region:
         and lightly blurred against sensor noise."""
         return cv2.blur(cv2.cvtColor(frame[self.box], cv2.COLOR_BGR2GRAY), (3, 3))
 
-    def changed(self, look: np.ndarray, reference: np.ndarray) -> float:
+    def changed(self, look: np.ndarray, reference: np.ndarray,
+                level: float = MOTION_LEVEL) -> float:
         """Share (0..1) of the region's pixels where *look* differs from one taken
-        earlier by more than MOTION_LEVEL."""
+        earlier by more than *level* grey levels."""
         if self.empty or look.shape != reference.shape:
             return 1.0
-        _, moved = cv2.threshold(cv2.absdiff(look, reference), MOTION_LEVEL, 255,
+        _, moved = cv2.threshold(cv2.absdiff(look, reference), level, 255,
                                  cv2.THRESH_BINARY)
         return float(cv2.mean(moved, mask=self.mask)[0]) / 255.0
 
@@ -731,7 +740,9 @@ class TableTracker:
             if share < UNCHANGED_SHARE:
                 zone.empty_looks.insert(0, zone.empty_looks.pop(n))
                 return "empty"
-        if zone.top is None and changed and min(changed) < EMPTY_CHANGE_SHARE:
+        if zone.top is None and changed and min(
+                zone.fine.changed(look, empty, LAID_LEVEL)
+                for empty in zone.empty_looks) < EMPTY_CHANGE_SHARE:
             return "empty"  # a neighbour's card or hand reaching in: still no card here
         return None
 
