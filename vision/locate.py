@@ -365,13 +365,14 @@ def visible_cells(seen: np.ndarray, face: np.ndarray, cells: tuple[int, int]
             x = seen[keep].reshape(-1, 3)
             f = face[keep].reshape(-1, 3)
             fm, xm = f.mean(axis=0), x.mean(axis=0)
-            gain = ((f - fm) * (x - xm)).sum(axis=0) / np.maximum(((f - fm) ** 2).sum(axis=0),
-                                                                  1e-3)
-            gain = np.maximum(gain, 1e-3)
+            fc, xc = f - fm, x - xm
+            # (the fit's and the correlation's sums of products, as _masked_ncc makes them)
+            cross, ff = (fc * xc).sum(axis=0), (fc * fc).sum(axis=0)
+            gain = np.maximum(cross / np.maximum(ff, 1e-3), 1e-3)
             # each state on the way is weighed (growing from a half may take in a plain
             # patch of the cover that a plain part of the face explains, and drift)
             share = float(energy[keep].sum())
-            score = _masked_ncc(seen, face, keep)
+            score = float((cross / np.sqrt(np.maximum((xc * xc).sum(axis=0) * ff, 1e-6))).mean())
             if gain.max() > VISIBLE_GAIN_RATIO * gain.min():
                 score = min(score, -1.0)  # the print's layout in other colours
             key = (share if score >= VISIBLE_SCORE else -1.0, score)
