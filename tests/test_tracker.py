@@ -671,3 +671,46 @@ def test_a_card_laid_in_dim_light_is_read(seed, light) -> None:
     show(dim(scene.image), 12)
     show(dim(laid.image), 12)
     assert [(o.seat, o.card) for o in out if o.kind == "play"] == [("north", card)]
+
+
+@pytest.mark.parametrize("toward_west_px", [10, 20])
+def test_a_lead_reaching_into_the_next_zone_makes_no_gap_there(toward_west_px) -> None:
+    # Zones overlap at their inner corners. South leads a card laid a little towards
+    # west: its corner changes west's side (4-5% of it), which reads no card but looks
+    # laid, and the arm leaves west's side a look before south's. That change is
+    # south's card, not an unreadable card west laid first: no gap at west.
+    from companion.core.cards import Seat
+    from vision.locate import zone_outline
+    from vision.sim.decks import taught_deck
+    from vision.sim.simulator import render_scene
+    from vision.tracker import TableTracker
+
+    empty = {"north": None, "east": None, "south": None, "west": None}
+    table = render_scene(22, 0, SIZE, hand=False, sides=empty, glare=False)
+    card = ("moon-" if "south" in table.truth["twilight"]["moon_seats"] else "sun-") + "temple"
+    laid = render_scene(22, 0, SIZE, hand=False, glare=False, under_cards=0,
+                        sides={**empty, "south": card})
+    tracker = TableTracker(taught_deck(0))
+    pose = tracker.rec.locate(table.image)
+    quad = np.asarray(laid.side_quads["south"], np.float32)
+    centre = quad.mean(axis=0)
+    west = zone_outline(pose, pose.seat_side(Seat.WEST)).mean(axis=0)
+    shift = (west - centre) / np.linalg.norm(west - centre) * toward_west_px
+    # the card as laid, moved towards west on the same table
+    move = np.float32([[1, 0, shift[0]], [0, 1, shift[1]]])
+    outline = np.zeros(SIZE[::-1], np.uint8)
+    cv2.fillConvexPoly(outline, np.round((quad - centre) * 1.08 + centre).astype(np.int32), 255)
+    inside = cv2.warpAffine(outline, move, SIZE) > 127
+    lying = table.image.copy()
+    lying[inside] = cv2.warpAffine(laid.image, move, SIZE)[inside]
+    # the arm that laid it, from south's edge, over the card only
+    arm = lying.copy()
+    tip = tuple(int(v) for v in centre + shift)
+    cv2.line(arm, (tip[0], SIZE[1] - 1), tip, SKIN, 40)
+    out: list = []
+    show = _shower(tracker, out)
+    show(table.image, 12)
+    show(arm, 3)
+    show(lying, 40)
+    assert [(o.kind, o.seat, o.card) for o in out if o.kind in ("play", "gap")] == [
+        ("play", "south", card)]

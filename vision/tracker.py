@@ -125,6 +125,9 @@ UNCHANGED_SHARE = 0.005
 EMPTY_CHANGE_SHARE = (0.25 * CARD_SIZE_RANGE[0] ** 2 * CARD_MM[0] * CARD_MM[1]
                       / (2 * ZONE_HALF_WIDTH_MM * ZONE_DEPTH_MM))
 LAID_LEVEL = MOTION_LEVEL / 2
+#: A card read at a neighbour's side is left out of this side's look grown by this
+#: much about its centre: its edge blurred and its shadow change the side too.
+NEIGHBOUR_GROW = 1.15
 #: Looks of a side found empty that are kept (the least recently seen is dropped): a
 #: neighbour's card may reach into a zone, so an empty side has more than one look.
 EMPTY_LOOKS = 3
@@ -427,14 +430,18 @@ class _Region:
         return cv2.blur(cv2.cvtColor(frame[self.box], cv2.COLOR_BGR2GRAY), (3, 3))
 
     def changed(self, look: np.ndarray, reference: np.ndarray,
-                level: float = MOTION_LEVEL) -> float:
+                level: float = MOTION_LEVEL, leave_out: np.ndarray | None = None) -> float:
         """Share (0..1) of the region's pixels where *look* differs from one taken
-        earlier by more than *level* grey levels."""
+        earlier by more than *level* grey levels (without the pixels *leave_out*, a
+        0/255 mask of the region's box, sets)."""
         if self.empty or look.shape != reference.shape:
             return 1.0
+        mask = self.mask if leave_out is None else cv2.subtract(self.mask, leave_out)
+        if not mask.any():
+            return 0.0
         _, moved = cv2.threshold(cv2.absdiff(look, reference), level, 255,
                                  cv2.THRESH_BINARY)
-        return float(cv2.mean(moved, mask=self.mask)[0]) / 255.0
+        return float(cv2.mean(moved, mask=mask)[0]) / 255.0
 
     def difference(self, img: np.ndarray, reference: np.ndarray) -> float:
         """Mean grey-level difference to a crop taken earlier."""
@@ -1077,6 +1084,32 @@ class TableTracker:
             return False
         return all(zone.fine.changed(look, empty) >= LAID_SHARE for empty in zone.empty_looks)
 
+    def _neighbours_only(self, zone: _Zone) -> bool:
+        """Whether what changed the side since its last play (LAID_SHARE) is only the
+        cards named at other sides: zones overlap at their inner corners, and a
+        neighbour's card laid there changes this side too (tuning hand 1800018: south's lead reached 3.7% into east's zone,
+        which read no card but looked laid, and became a gap before it). Their
+        outlines, grown by NEIGHBOUR_GROW (their blurred edge and shadow), are left out
+        of the side's look."""
+        fine = zone.fine
+        if fine is None or zone.base_look is None or self.frame is None:
+            return False
+        look = self._look(zone, self.frame)
+        if fine.changed(look, zone.base_look) < LAID_SHARE:
+            return False  # not changed since its last play: nothing to explain
+        ys, xs = fine.box
+        leave_out = np.zeros_like(fine.mask)
+        for seat, reading in self.readings.items():
+            quad = getattr(reading, "quad", None)
+            if seat == zone.seat or quad is None or reading.card_id in (None, "unknown"):
+                continue
+            q = np.asarray(quad, np.float32)
+            centre = q.mean(axis=0)
+            grown = (q - centre) * np.float32(NEIGHBOUR_GROW) + centre
+            cv2.fillConvexPoly(leave_out, np.round(grown - np.float32([xs.start, ys.start]))
+                               .astype(np.int32), 255)
+        return fine.changed(look, zone.base_look, leave_out=leave_out) < LAID_SHARE
+
     def _look_again(self, frame: np.ndarray, thumb: np.ndarray,
                     expect: Callable[[], Expectation],
                     emit: Callable[[Observation], None]) -> None:
@@ -1123,6 +1156,9 @@ class TableTracker:
                 return
             first = min(z.held[0][1] for z in ready)
             if rules.next_seat is None:
+                for z in self.zones.values():
+                    if z.unreadable is not None and self._neighbours_only(z):
+                        z.unreadable = None
                 blocked = [z for z in self.zones.values()
                            if z.unreadable is not None and z.unreadable < first]
                 if blocked:
