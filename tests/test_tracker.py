@@ -714,3 +714,36 @@ def test_a_lead_reaching_into_the_next_zone_makes_no_gap_there(toward_west_px) -
     show(lying, 40)
     assert [(o.kind, o.seat, o.card) for o in out if o.kind in ("play", "gap")] == [
         ("play", "south", card)]
+
+
+def test_a_card_read_weakly_as_itself_keeps_its_votes() -> None:
+    # A small card is read as itself on every frame, but on every other frame too
+    # weakly to vote (MIN_CONFIDENCE). Such a read leans the same way: it does not doubt
+    # the card's votes (tuning hand 1800037: a lead read so was confirmed 104 looks
+    # late). Any seat may lead here, so the rules do not vouch for the weak reads.
+    from vision.sim.decks import taught_deck
+    from vision.tracker import Expectation, TableTracker
+
+    frames, lead = _first_play()
+    seat, card = lead["seat"], lead["card"]
+    tracker = TableTracker(taught_deck(0))
+    read_side = tracker.rec.read_side
+    laid = frames[lead["clear_frame"] + 5].image
+    reads: list = []
+
+    def weakly_every_other(frame, pose, where, *rest):
+        reading = read_side(frame, pose, where, *rest)
+        if where != seat or tracker.looks <= 12:  # (the kept frame's reads too)
+            return reading
+        reads.append(tracker.looks)
+        assert reading.card_id == card
+        return dataclasses.replace(reading, confidence=0.62 if len(reads) % 2 else 0.45)
+
+    tracker.rec.read_side = weakly_every_other
+    out: list = []
+    expect = Expectation(None, moon_seats=("north", "south"))
+    for n, image in enumerate([frames[0].image] * 12 + [laid] * 12):
+        tracker.feed(n, image, lambda: expect, out.append)
+    assert [(o.seat, o.card) for o in out if o.kind == "play"] == [(seat, card)]
+    assert len(reads) == 3  # voted, weak, voted: confirmed
+

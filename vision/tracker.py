@@ -343,9 +343,12 @@ _EXPECT_CACHE: dict[str, tuple[Any, Expectation]] = {}
 
 def _doubts(reading: Any, votes: Mapping[str | None, int]) -> bool:
     """Whether an 'unknown' *reading* doubts a card the side has *votes* for: every
-    test of a face but the margin passed, between that card and another."""
+    test of a face but the margin passed, between that card and another. A read that
+    names the card itself, too weakly to vote, does not doubt it (tuning hand 1800037:
+    east's lead read as its own card at 0.44-0.48 between reads at 0.62-0.82 lost its
+    votes on every weak read, and was confirmed only 104 looks after it was laid)."""
     ident = getattr(reading, "identity", None)
-    if ident is None or not getattr(ident, "plausible", False):
+    if ident is None or not getattr(ident, "plausible", False) or reading.card_id in votes:
         return False
     pair = {ident.best, ident.rival}
     return any(card in pair for card in votes if card is not None)
