@@ -124,6 +124,7 @@ UNCHANGED_SHARE = 0.005
 #: is read, which costs a read and finds no card.
 EMPTY_CHANGE_SHARE = (0.25 * CARD_SIZE_RANGE[0] ** 2 * CARD_MM[0] * CARD_MM[1]
                       / (2 * ZONE_HALF_WIDTH_MM * ZONE_DEPTH_MM))
+#: Grey-level change that counts when asking whether a card was laid (see above).
 LAID_LEVEL = MOTION_LEVEL / 2
 #: A card read at a neighbour's side is left out of this side's look grown by this
 #: much about its centre: its edge blurred and its shadow change the side too.
@@ -435,8 +436,8 @@ class _Region:
     def changed(self, look: np.ndarray, reference: np.ndarray,
                 level: float = MOTION_LEVEL, leave_out: np.ndarray | None = None) -> float:
         """Share (0..1) of the region's pixels where *look* differs from one taken
-        earlier by more than *level* grey levels (without the pixels *leave_out*, a
-        0/255 mask of the region's box, sets)."""
+        earlier by more than *level* grey levels, leaving out the pixels set in
+        *leave_out* (0/255, over the region's box)."""
         if self.empty or look.shape != reference.shape:
             return 1.0
         mask = self.mask if leave_out is None else cv2.subtract(self.mask, leave_out)
@@ -1090,10 +1091,10 @@ class TableTracker:
     def _neighbours_only(self, zone: _Zone) -> bool:
         """Whether what changed the side since its last play (LAID_SHARE) is only the
         cards named at other sides: zones overlap at their inner corners, and a
-        neighbour's card laid there changes this side too (tuning hand 1800018: south's lead reached 3.7% into east's zone,
-        which read no card but looked laid, and became a gap before it). Their
-        outlines, grown by NEIGHBOUR_GROW (their blurred edge and shadow), are left out
-        of the side's look."""
+        neighbour's card laid there changes this side too (tuning hand 1800018: south's
+        lead reached 3.7% into east's zone, which read no card but looked laid, and
+        became a gap before it). Their outlines, grown by NEIGHBOUR_GROW (their blurred
+        edge and shadow), are left out of the side's look."""
         fine = zone.fine
         if fine is None or zone.base_look is None or self.frame is None:
             return False
