@@ -321,12 +321,21 @@ def _cut_cells(img: np.ndarray, cells: tuple[int, int]) -> np.ndarray:
 def _masked_ncc(seen: np.ndarray, face: np.ndarray, mask: np.ndarray) -> float:
     """Mean per-channel correlation of *seen* and *face* (C x P x 3) over the cells of
     *mask*."""
-    x = seen[mask].reshape(-1, 3)
-    f = face[mask].reshape(-1, 3)
-    x = x - x.mean(axis=0)
-    f = f - f.mean(axis=0)
-    den = np.sqrt(np.maximum((x * x).sum(axis=0) * (f * f).sum(axis=0), 1e-6))
-    return float(((x * f).sum(axis=0) / den).mean())
+    return _ncc(*_centred_sums(seen[mask].reshape(-1, 3), face[mask].reshape(-1, 3))[2:])
+
+
+def _centred_sums(x: np.ndarray, f: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Per channel of *x* and *f* (M x 3): their means, and the sums of products of the
+    two, each less its mean (x f, x x, f f): what a gain fit and a correlation need."""
+    xm, fm = x.mean(axis=0), f.mean(axis=0)
+    xc, fc = x - xm, f - fm
+    return xm, fm, (xc * fc).sum(axis=0), (xc * xc).sum(axis=0), (fc * fc).sum(axis=0)
+
+
+def _ncc(cross: np.ndarray, xx: np.ndarray, ff: np.ndarray) -> float:
+    """The mean over the channels of the correlation whose :func:`_centred_sums` these
+    are."""
+    return float((cross / np.sqrt(np.maximum(xx * ff, 1e-6))).mean())
 
 
 def _halves(cells: tuple[int, int]) -> list[np.ndarray]:
@@ -362,17 +371,13 @@ def visible_cells(seen: np.ndarray, face: np.ndarray, cells: tuple[int, int]
     best_key = (-1.0, -2.0)
     for keep in _halves(cells):
         for rounds in range(VISIBLE_ROUNDS + 1):
-            x = seen[keep].reshape(-1, 3)
-            f = face[keep].reshape(-1, 3)
-            fm, xm = f.mean(axis=0), x.mean(axis=0)
-            fc, xc = f - fm, x - xm
-            # (the fit's and the correlation's sums of products, as _masked_ncc makes them)
-            cross, ff = (fc * xc).sum(axis=0), (fc * fc).sum(axis=0)
+            xm, fm, cross, xx, ff = _centred_sums(seen[keep].reshape(-1, 3),
+                                                  face[keep].reshape(-1, 3))
             gain = np.maximum(cross / np.maximum(ff, 1e-3), 1e-3)
             # each state on the way is weighed (growing from a half may take in a plain
             # patch of the cover that a plain part of the face explains, and drift)
             share = float(energy[keep].sum())
-            score = float((cross / np.sqrt(np.maximum((xc * xc).sum(axis=0) * ff, 1e-6))).mean())
+            score = _ncc(cross, xx, ff)
             if gain.max() > VISIBLE_GAIN_RATIO * gain.min():
                 score = min(score, -1.0)  # the print's layout in other colours
             key = (share if score >= VISIBLE_SCORE else -1.0, score)
