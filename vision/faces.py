@@ -64,10 +64,11 @@ DUEL_BLUR_PX = (0.0, 0.8, 1.6)
 CARD_BLUR_PX = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0)
 #: Bytes of duel pairs' prepared faces kept per bank, the last used: the alike faces of
 #: a deck duel again and again (the built-in deck's filled 96 in 60 scenes). A pair
-#: takes about 300 kB at the finest bank (about 50 pairs kept) and a tenth of that at
+#: takes about 280 kB at the finest bank (about 85 pairs kept) and a tenth of that at
 #: the coarsest, where a small soft card's many close faces make many pairs (tuning
-#: deck 104's hand: 1,400 pairs; a bound of 128 pairs remade 8,272 of 12,721).
-DUEL_BYTES = 16 << 20
+#: deck 104's hand: 1,400 pairs; a bound of 128 pairs remade 8,272 of 12,721). (16 MB,
+#: when a pair's new bytes were counted only at its next use, held 19-28 MB a bank.)
+DUEL_BYTES = 24 << 20
 #: Two faces correlating this well at the finest resolution differ in less than half
 #: a percent of their variance (a mark a couple of mm across on a plain face): no
 #: reading through a camera's noise and a mm of misplacement tells them apart, so
@@ -159,10 +160,11 @@ def _cell_rows(cores: np.ndarray, cells: tuple[int, int]) -> np.ndarray:
 class _DuelPair:
     """What :meth:`FaceBank.duel` keeps of two faces: ``mids``, at each of DUEL_BLUR_PX,
     their mean inside the shift margin, centred (as :func:`_centred`); ``made``, at each
-    blur a duel chose, what :meth:`FaceBank._made` makes."""
+    blur a duel chose, what :meth:`FaceBank._made` keeps (float32 rows mc and half, the
+    weight per pixel, the float64 sums)."""
 
     mids: dict[float, tuple[np.ndarray, np.floating]] = field(default_factory=dict)
-    made: dict[float, tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=dict)
+    made: dict[float, tuple[np.ndarray, ...]] = field(default_factory=dict)
     counted: int = 0  # its bytes when last counted in its bank's total
 
     def nbytes(self) -> int:
@@ -347,13 +349,11 @@ class FaceBank:
         core = prepared / np.float32(np.maximum(gains, 0.05))
         field = [best] + [int(turn_of[k]) for k in close]
         wins: dict[int, list[float]] = {a: [] for a in field}
-        seen = self._duel_card(core)  # the card's side of every duel, made once
-        for x in range(len(field)):
-            for y in range(x + 1, len(field)):
-                a, b = field[x], field[y]
-                t = self.duel(core, a, b, seen)
-                wins[a].append((t - DUEL_SHARE) / (1 - DUEL_SHARE))
-                wins[b].append((-t - DUEL_SHARE) / (1 - DUEL_SHARE))
+        pairs = [(field[x], field[y]) for x in range(len(field))
+                 for y in range(x + 1, len(field))]
+        for (a, b), t in zip(pairs, self._duels(self._duel_card(core), pairs), strict=True):
+            wins[a].append((t - DUEL_SHARE) / (1 - DUEL_SHARE))
+            wins[b].append((-t - DUEL_SHARE) / (1 - DUEL_SHARE))
         winner = max(field, key=lambda a: min(wins[a]))
         lead = float(np.clip(min(wins[winner]), -1.0, 1.0))
         runner = max((a for a in field if a != winner), key=lambda a: min(wins[a]))
@@ -390,8 +390,7 @@ class FaceBank:
         x = shifts.reshape(-1, inner.size).astype(np.float64)
         return *_centred(inner), x, x.mean(axis=1), x * x
 
-    def duel(self, core: np.ndarray, a: int, b: int,
-             card: tuple[np.ndarray, ...] | None = None) -> float:
+    def duel(self, core: np.ndarray, a: int, b: int) -> float:
         """Where a prepared card *core* (blurred and cut as :meth:`_prepared`, the
         light divided out) lies between faces *a* and *b* (rows: a face upright or
         turned): +1 on face a, -1 on face b, 0 at the midpoint. The card is fitted to
@@ -400,37 +399,48 @@ class FaceBank:
         difference: a linear discriminant. Only where the faces differ in what they
         show counts, not where the same shape lies a pixel apart (a figure printed a
         little larger), and the card is taken at the best of the shifts of up to
-        DUEL_SHIFT_PX (what the whole card's alignment leaves for fine print). *card*:
-        what :meth:`_duel_card` makes of *core* (made here without it)."""
-        xm, xs, x, m, xx = self._duel_card(core) if card is None else card
-        # the card may be blurrier than the faces (focus, motion, a small card): the
-        # faces are blurred as much more as makes them fit the card best, so the
-        # difference between them is measured as the card can show it
-        # (only the chosen blur's pair is made whole: the others' means are enough)
-        pair = self._pair(a, b)
-        sigma = max(DUEL_BLUR_PX, key=lambda s: _joint_ncc((xm, xs), pair.mids[s]))
-        mid, half, weight = self._made(pair, a, b, sigma)
-        # the card at every shift at once (rows, in the loops' order: dy, then dx), each
-        # fitted to the faces' mean and the rest projected on their half difference,
-        # from a few sums: with xc = x - mean(x), g = <xc, mc> / <mc, mc>, r = xc - g mc,
-        # d = g half, t = <r, d>_w / <d, d>_w and err = <r, r>_w - t <r, d>_w
-        w = np.broadcast_to(weight, xm.shape).reshape(-1).astype(np.float64)
-        mc = (mid - mid.mean()).reshape(-1).astype(np.float64)
-        hv = half.reshape(-1).astype(np.float64)
-        sx_mc = x @ mc  # mc sums to 0: <xc, mc> = <x, mc>
-        g = sx_mc / max(float(mc @ mc), 1e-6)
-        sw, sw_mc, sw_h = w.sum(), w @ mc, w @ hv
-        wmc, whv = w * mc, w * hv
-        wxx = xx @ w - 2 * m * (x @ w) + m * m * sw               # <xc, xc>_w
-        wxmc = x @ wmc - m * sw_mc                                 # <xc, mc>_w
-        wxh = x @ whv - m * sw_h                                   # <xc, half>_w
-        wrr = wxx - 2 * g * wxmc + g * g * float(wmc @ mc)         # <r, r>_w
-        wrh = wxh - g * float(wmc @ hv)                            # <r, half>_w
-        dd = g * g * float(whv @ hv)                               # <d, d>_w
+        DUEL_SHIFT_PX (what the whole card's alignment leaves for fine print)."""
+        return float(self._duels(self._duel_card(core), [(a, b)])[0])
+
+    def _duels(self, card: tuple[np.ndarray, ...], pairs: list[tuple[int, int]]
+               ) -> np.ndarray:
+        """:meth:`duel` of one card (what :meth:`_duel_card` makes of it) with each of
+        *pairs* of faces (rows), in order."""
+        xm, xs, x, m, xx = card
+        # per pair, the card at every shift (rows, in the loops' order: dy, then dx)
+        # times what :meth:`_made` lays out (one matrix product), and the card's
+        # squares times the weights; and the pair's own sums
+        prods = np.empty((len(pairs), 5, len(x)))
+        sums = np.empty((len(pairs), 7, 1))
+        rows = np.empty((4, x.shape[1]))
+        for j, (a, b) in enumerate(pairs):
+            # the card may be blurrier than the faces (focus, motion, a small card): the
+            # faces are blurred as much more as makes them fit the card best, so the
+            # difference between them is measured as the card can show it
+            # (only the chosen blur's pair is made whole: the others' means are enough)
+            pair = self._pair(a, b)
+            sigma = max(DUEL_BLUR_PX, key=lambda s: _joint_ncc((xm, xs), pair.mids[s]))
+            sums[j, :, 0] = self._made(pair, a, b, sigma, rows)
+            for i in range(4):  # (one by one: as the duel of one pair adds them up)
+                np.dot(x, rows[i], out=prods[j, i])
+            np.dot(xx, rows[1], out=prods[j, 4])
+        # the card at every shift, each fitted to the faces' mean and the rest
+        # projected on their half difference, from those sums (all pairs at once):
+        # with xc = x - mean(x), g = <xc, mc> / <mc, mc>, r = xc - g mc, d = g half,
+        # t = <r, d>_w / <d, d>_w and err = <r, r>_w - t <r, d>_w
+        sx_mc, sx_w, sx_wmc, sx_wh, sxx_w = prods.transpose(1, 0, 2)  # x @ each row
+        mcmc, sw, sw_mc, sw_h, wmcmc, wmch, whh = sums.transpose(1, 0, 2)
+        g = sx_mc / np.maximum(mcmc, 1e-6)  # mc sums to 0: <xc, mc> = <x, mc>
+        wxx = sxx_w - 2 * m * sx_w + m * m * sw                   # <xc, xc>_w
+        wxmc = sx_wmc - m * sw_mc                                  # <xc, mc>_w
+        wxh = sx_wh - m * sw_h                                     # <xc, half>_w
+        wrr = wxx - 2 * g * wxmc + g * g * wmcmc                   # <r, r>_w
+        wrh = wxh - g * wmch                                       # <r, half>_w
+        dd = g * g * whh                                           # <d, d>_w
         rd = g * wrh                                               # <r, d>_w
         t = rd / np.maximum(dd, 1e-6)
         err = wrr - 2 * t * rd + t * t * dd
-        return float(t[int(np.argmin(err))])
+        return t[np.arange(len(pairs)), np.argmin(err, axis=1)]
 
     def _blurred(self, face: int, sigma: float) -> np.ndarray:
         """Face *face* (a row: upright or turned) as prepared, blurred *sigma* more."""
@@ -445,44 +455,71 @@ class FaceBank:
         """What :meth:`duel` keeps of faces *a* and *b* (rows: upright or turned), made
         once per pair and kept while DUEL_BYTES allow (the last used)."""
         pair = self._pairs.pop((a, b), None)
-        if pair is None:
+        fresh = pair is None
+        if fresh:
             k = DUEL_SHIFT_PX
             pair = _DuelPair()
-            for sigma in DUEL_BLUR_PX:
+            twin = self._pairs.get((b, a))
+            if twin is not None:  # the same faces the other way round: the same means
+                pair.mids = twin.mids
+            for sigma in () if twin is not None else DUEL_BLUR_PX:
                 fa, fb = self._blurred(a, sigma), self._blurred(b, sigma)
                 h, w = fa.shape[:2]
                 pair.mids[sigma] = _centred((fa[k:h - k, k:w - k] + fb[k:h - k, k:w - k]) / 2)
-        else:
-            self._pair_bytes -= pair.counted
-        pair.counted = pair.nbytes()  # (what its duels made since are counted now)
-        self._pair_bytes += pair.counted
         self._pairs[(a, b)] = pair  # most recently used last
-        while self._pair_bytes > DUEL_BYTES and len(self._pairs) > 1:
-            self._pair_bytes -= self._pairs.pop(next(iter(self._pairs))).counted
+        if fresh:
+            self._count(pair)
         return pair
 
-    def _made(self, pair: _DuelPair, a: int, b: int, sigma: float
-              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """What a :meth:`duel` of faces *a* and *b* blurred *sigma* more needs, kept in
-        their *pair* (:meth:`_pair`): their mean and half their difference inside the
-        shift margin, and the weight of each pixel (how far the faces differ there
-        however face b is shifted by up to DUEL_SHIFT_PX)."""
+    def _count(self, pair: _DuelPair) -> None:
+        """*pair*'s bytes (it has made more) counted in the pairs' total again, and the
+        pairs least recently used let go while over DUEL_BYTES (not the last one)."""
+        self._pair_bytes -= pair.counted
+        pair.counted = pair.nbytes()
+        self._pair_bytes += pair.counted
+        while self._pair_bytes > DUEL_BYTES and len(self._pairs) > 1:
+            self._pair_bytes -= self._pairs.pop(next(iter(self._pairs))).counted
+
+    def _made(self, pair: _DuelPair, a: int, b: int, sigma: float, rows: np.ndarray
+              ) -> np.ndarray:
+        """What a :meth:`duel` of faces *a* and *b* blurred *sigma* more needs: laid out
+        in *rows* (4 x P, float64), inside the shift margin, their mean centred
+        (``mc``), the weight of each pixel over each channel (``w``: how far the faces
+        differ there however face b is shifted by up to DUEL_SHIFT_PX), ``w mc`` and
+        ``w half`` (half their difference); returned, the sums <mc, mc>, sum(w),
+        <w, mc>, <w, half>, <w mc, mc>, <w mc, half>, <w half, half>. Kept in their
+        *pair* (:meth:`_pair`): mc and half (float32), the weight per pixel and the
+        sums."""
         got = pair.made.get(sigma)
         if got is None:
-            k = DUEL_SHIFT_PX
+            k, n = DUEL_SHIFT_PX, 2 * DUEL_SHIFT_PX + 1
             fa_full, fb_full = self._blurred(a, sigma), self._blurred(b, sigma)
             h, w = fa_full.shape[:2]
             fa, fb = fa_full[k:h - k, k:w - k], fb_full[k:h - k, k:w - k]
-            weight = np.full(fa.shape[:2], np.inf, np.float32)
-            for dy in range(-k, k + 1):
-                for dx in range(-k, k + 1):
-                    shifted = fb_full[k + dy:h - k + dy, k + dx:w - k + dx]
-                    # the channels summed as numpy's sum(axis=2) adds them (in order);
-                    # its reduction over three values is slow
-                    d = np.abs(fa - shifted)
-                    weight = np.minimum(weight, (d[..., 0] + d[..., 1]) + d[..., 2])
-            got = pair.made[sigma] = ((fa + fb) / 2, (fa - fb) / 2, weight[..., None])
-        return got
+            # how far the faces differ at each pixel with face b at each shift (the
+            # channels added in order, as numpy's sum(axis=2) adds them: its reduction
+            # over three values is slow), and the least of that over the shifts
+            d = np.empty((n * n, *fa.shape), np.float32)
+            for i, (dy, dx) in enumerate((dy, dx) for dy in range(-k, k + 1)
+                                         for dx in range(-k, k + 1)):
+                cv2.absdiff(fa, fb_full[k + dy:h - k + dy, k + dx:w - k + dx], dst=d[i])
+            apart = d[..., 0] + d[..., 1]
+            apart += d[..., 2]
+            weight = apart.reshape(n * n, -1).min(axis=0)
+            mid = (fa + fb) / 2
+            got = (mid - mid.mean()).reshape(-1), weight, ((fa - fb) / 2).reshape(-1), None
+        mc, weight, half, sums = got
+        rows[0] = mc
+        rows[1].reshape(len(weight), -1)[:] = weight[:, None]
+        np.multiply(rows[1], rows[0], out=rows[2])
+        np.multiply(rows[1], half, out=rows[3])
+        if sums is None:
+            (mc64, wv, wmc, whv), hv = rows, half.astype(np.float64)
+            sums = np.array([float(mc64 @ mc64), wv.sum(), wv @ mc64, wv @ hv,
+                             float(wmc @ mc64), float(wmc @ hv), float(whv @ hv)])
+            pair.made[sigma] = (mc, weight, half, sums)
+            self._count(pair)
+        return sums
 
     def quarters(self, card: np.ndarray, index: int) -> float:
         """How well each quarter of *card* (upright, at :attr:`size`) is explained by
