@@ -302,8 +302,8 @@ def test_the_card_the_rules_expect_read_well_and_whole_needs_one_read() -> None:
         # SURE_CONFIDENCE (how sure the recogniser is of a clean card is its own scale)
         read_side = tracker.rec.read_side
 
-        def banded(frame, pose, seat, *rest):
-            reading = read_side(frame, pose, seat, *rest)
+        def banded(frame, pose, seat, *rest, **known):
+            reading = read_side(frame, pose, seat, *rest, **known)
             if str(getattr(seat, "value", seat)) != "south":
                 return reading
             return dataclasses.replace(reading, confidence=min(reading.confidence, 0.8))
@@ -517,11 +517,11 @@ def test_a_card_laid_read_once_as_no_card_is_read_again() -> None:
     read_side = tracker.rec.read_side
     missed = []
 
-    def noisy(frame, pose, where):  # the first read of the card laid misses it
+    def noisy(frame, pose, where, **known):  # the first read of the card laid misses it
         if where == seat and frame is laid and not missed:
             missed.append(where)
             return SideReading(where, None, 0.0, None, None)
-        return read_side(frame, pose, where)
+        return read_side(frame, pose, where, **known)
 
     tracker.rec.read_side = noisy
     out: list = []
@@ -586,8 +586,8 @@ def test_a_card_read_as_another_first_needs_reads_that_agree(other_played) -> No
     read_side = tracker.rec.read_side
     south: list = []
 
-    def misread_once(frame, pose, seat, *rest):
-        reading = read_side(frame, pose, seat, *rest)
+    def misread_once(frame, pose, seat, *rest, **known):
+        reading = read_side(frame, pose, seat, *rest, **known)
         if str(getattr(seat, "value", seat)) != "south":
             return reading
         south.append(tracker.looks)
@@ -628,8 +628,8 @@ def test_a_card_read_weakly_as_another_first_needs_reads_that_agree(other_played
     reads: list = []
     laid = frames[lead["clear_frame"] + 5].image
 
-    def weakly_once(frame, pose, where, *rest):
-        reading = read_side(frame, pose, where, *rest)
+    def weakly_once(frame, pose, where, *rest, **known):
+        reading = read_side(frame, pose, where, *rest, **known)
         if where != seat or frame is not laid:
             return reading
         reads.append(tracker.looks)
@@ -731,8 +731,8 @@ def test_a_card_read_weakly_as_itself_keeps_its_votes() -> None:
     laid = frames[lead["clear_frame"] + 5].image
     reads: list = []
 
-    def weakly_every_other(frame, pose, where, *rest):
-        reading = read_side(frame, pose, where, *rest)
+    def weakly_every_other(frame, pose, where, *rest, **known):
+        reading = read_side(frame, pose, where, *rest, **known)
         if where != seat or tracker.looks <= 12:  # (the kept frame's reads too)
             return reading
         reads.append(tracker.looks)
@@ -747,3 +747,72 @@ def test_a_card_read_weakly_as_itself_keeps_its_votes() -> None:
     assert [(o.seat, o.card) for o in out if o.kind == "play"] == [(seat, card)]
     assert len(reads) == 3  # voted, weak, voted: confirmed
 
+
+
+def _pile(seed: int, shift_px: tuple[float, float]):  # type: ignore[no-untyped-def]
+    """A table with souls-5 at north, and the same table with souls-3 laid on it (north's
+    cult), *shift_px* along its long and short sides: the two frames and the
+    card on top's outline and id."""
+    from vision.sim.simulator import render_scene
+
+    empty = {"north": None, "east": None, "south": None, "west": None}
+    table = render_scene(seed, 0, SIZE, hand=False, sides=empty, glare=False)
+    cult = "moon-" if "north" in table.truth["twilight"]["moon_seats"] else "sun-"
+    beneath = render_scene(seed, 0, SIZE, hand=False, glare=False, under_cards=0,
+                           sides={**empty, "north": cult + "souls-5"})
+    top = render_scene(seed, 0, SIZE, hand=False, glare=False, under_cards=0,
+                       sides={**empty, "north": cult + "souls-3"})
+    quad = np.asarray(top.side_quads["north"], np.float32)
+    centre = quad.mean(axis=0)
+    along = (quad[3] - quad[0]) / np.linalg.norm(quad[3] - quad[0])
+    across = (quad[1] - quad[0]) / np.linalg.norm(quad[1] - quad[0])
+    shift = along * shift_px[0] + across * shift_px[1]
+    move = np.float32([[1, 0, shift[0]], [0, 1, shift[1]]])
+    outline = np.zeros(SIZE[::-1], np.uint8)
+    cv2.fillConvexPoly(outline, np.round((quad - centre) * 1.04 + centre).astype(np.int32), 255)
+    inside = cv2.warpAffine(outline, move, SIZE) > 127
+    laid = beneath.image.copy()
+    laid[inside] = cv2.warpAffine(top.image, move, SIZE)[inside]
+    return beneath.image, laid, quad + shift, cult + "souls-3"
+
+
+@pytest.mark.parametrize("shift", [(12, 0), (0, 10), (-15, 8)])
+def test_where_a_card_was_laid_on_a_like_card_is_where_it_lies(shift) -> None:
+    # A card laid on a card of its own print changes the side where it covers the table
+    # and where the two prints differ: the least rectangle about that change is the card
+    # laid (the recogniser tries it where no outline shows the card).
+    from vision.sim.decks import taught_deck
+    from vision.tracker import TableTracker
+
+    before, laid, truth, _ = _pile(22, shift)
+    tracker = TableTracker(taught_deck(0))
+    _shower(tracker, [])(before, 12)
+    zone = tracker.zones["north"]
+    rect = tracker._where_laid(zone, zone.fine.look(laid))
+    assert rect is not None
+    card, found = (np.zeros(SIZE[::-1], np.uint8) for _ in range(2))
+    cv2.fillConvexPoly(card, np.round(truth).astype(np.int32), 1)
+    cv2.fillConvexPoly(found, np.round(rect).astype(np.int32), 1)
+    assert (card & found).sum() / (card | found).sum() > 0.8
+    # nothing changed since: nothing laid
+    _shower(tracker, [])(laid, 12)
+    assert tracker._where_laid(zone, zone.fine.look(laid)) is None
+
+
+def test_a_card_no_outline_shows_is_read_where_the_side_changed(monkeypatch) -> None:
+    # On a pile of like print the card on top may make no outline of its own (its sides
+    # on the like sides beneath). Without outlines, the rectangle where the side changed
+    # (what the tracker saw laid) is read; without that either, no card is named.
+    import vision.read
+    from vision.sim.decks import taught_deck
+    from vision.tracker import TableTracker
+
+    before, laid, _, card = _pile(22, (12, 0))
+    tracker = TableTracker(taught_deck(0))
+    _shower(tracker, [])(before, 12)
+    zone = tracker.zones["north"]
+    rect = tracker._where_laid(zone, zone.fine.look(laid))
+    none = (np.zeros((0, 4, 2), np.float32), np.zeros((0, 4), np.float32))
+    monkeypatch.setattr(vision.read.Q, "card_quads", lambda *a, **k: none)
+    assert tracker.rec.read_side(laid, tracker.pose, "north").card_id != card
+    assert tracker.rec.read_side(laid, tracker.pose, "north", laid=rect).card_id == card

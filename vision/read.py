@@ -199,11 +199,12 @@ class SideReader:
         return fit[-1] if fit else self.banks[0]
 
     # -- one side
-    def read(self, frame: np.ndarray, pose: TwilightPose, side: int
-             ) -> tuple[np.ndarray, Identity, float] | None:
+    def read(self, frame: np.ndarray, pose: TwilightPose, side: int,
+             laid: np.ndarray | None = None) -> tuple[np.ndarray, Identity, float] | None:
         """The uppermost card beyond *side*: (quad in frame px, TL, TR, BR, BL of its
         upright art; its :class:`Identity`; its outline's least side support), or None
-        where no card lies."""
+        where no card lies. *laid* (4 x 2 frame px, optional): the rectangle where
+        something was just laid (:meth:`_where_laid`)."""
         outline = zone_outline(pose, side)
         fh, fw = frame.shape[:2]
         area_px = abs(cv2.contourArea(outline.astype(np.float32)))
@@ -241,6 +242,10 @@ class SideReader:
                                        GROW, False)
         if found is not None and (found[1].card_id != "unknown" or found[1].plausible):
             return found
+        if laid is not None:
+            by_change = self._where_laid(zone, laid)
+            if by_change is not None:
+                return by_change
         lit = self._in_uneven_light(zone, qs, sides)
         if lit is not None:
             return lit
@@ -262,6 +267,33 @@ class SideReader:
             if placed is not None:
                 return placed
         return found
+
+    def _where_laid(self, zone: _Zone, laid: np.ndarray
+                    ) -> tuple[np.ndarray, Identity, float] | None:
+        """The card within the rectangle *laid* (frame px) where the side changed since it
+        was last seen, when no outline shows it (a card on a pile of its own print: its
+        sides make little edge against the cards beneath, whose outlines lead
+        elsewhere): the rectangle as it is and as a card of the deck's outline ratio on
+        its long side (what differs from the card beneath may leave out a strip where
+        the two prints agree), each also refined onto the zone's edges; named, or
+        None. A rectangle of something other than a card names nothing."""
+        q = (np.asarray(laid, np.float32) - zone.off) * np.float32(zone.f)
+        q = portrait(clockwise(q))
+        d = np.hypot(*(Q.roll_corners(q, 1) - q).T)
+        long, short = (d[1] + d[3]) / 2, (d[0] + d[2]) / 2
+        if short < 3:
+            return None
+        c = q.mean(axis=0)
+        across = (q[1] - q[0]) / max(float(d[0]), 1e-6)  # along the short side
+        shaped = np.float32([c + (q[k] - c) - across * (short / 2 - long / self.aspect / 2)
+                             * (1 if k in (1, 2) else -1) for k in range(4)])
+        quads = np.stack([q, shaped])
+        quads = np.concatenate([quads, Q.refine(quads, zone.maps)])
+        placed, _ = self._settle(zone, list(quads), Q.side_support(quads, zone.maps), (1.0,),
+                                 True)
+        if placed is None or placed[1].card_id == "unknown":
+            return None
+        return placed
 
     def _in_uneven_light(self, zone: _Zone, qs: np.ndarray, sides: np.ndarray
                          ) -> tuple[np.ndarray, Identity, float] | None:

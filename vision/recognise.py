@@ -112,11 +112,14 @@ class Recogniser:
                               light=self.twilight.light(frame, quad))
 
     def read_side(self, frame: np.ndarray, pose: TwilightPose, seat: Seat | str,
-                  warpable: np.ndarray | None = None) -> SideReading:
-        """The uppermost card at *seat*'s side of the Twilight card at *pose*."""
+                  warpable: np.ndarray | None = None, *,
+                  laid: np.ndarray | None = None) -> SideReading:
+        """The uppermost card at *seat*'s side of the Twilight card at *pose*. *laid*: where
+        a card was just laid there (4 x 2 frame px: what changed since the side was last
+        seen, as a watcher of a video knows it), tried where no outline shows a card."""
         t0 = time.perf_counter()
         seat = Seat.parse(seat) if isinstance(seat, str) else seat
-        found = self.reader.read(frame, pose, pose.seat_side(seat))
+        found = self.reader.read(frame, pose, pose.seat_side(seat), laid=laid)
         if found is None:
             reading = SideReading(seat.value, None, 0.0, None, None)
         else:

@@ -908,10 +908,35 @@ class TableTracker:
                 and (zone.idle_read[0].card_id is not None or not self._laid_look(zone, look))):
             return zone.idle_read[0]
         self.reads += 1
-        reading = self.rec.read_side(frame, self.pose, zone.seat)
+        laid = None if early else self._where_laid(zone, look)
+        reading = (self.rec.read_side(frame, self.pose, zone.seat) if laid is None
+                   else self.rec.read_side(frame, self.pose, zone.seat, laid=laid))
         idle = reading.card_id is None or reading.card_id == zone.top
         zone.idle_read = (reading, look) if idle else None
         return reading
+
+    @staticmethod
+    def _where_laid(zone: _Zone, look: np.ndarray) -> np.ndarray | None:
+        """Where something was laid at the side since it was last settled (its fine
+        *look* against its look then, or at its last play): the least rectangle (4 x 2
+        frame px) about what changed by LAID_LEVEL (specks of sensor noise left out), or
+        None when less than LAID_SHARE of the side changed. The recogniser tries it where no outline shows a card: a card
+        laid on a pile of its own print, whose sides make little edge, changes the side
+        where it covers the table and where its print differs from the card beneath
+        (tuning hand 1800016: sun-souls-3 laid on sun-souls-5, read as no card)."""
+        fine = zone.fine
+        before = zone.settled_look if zone.settled_look is not None else zone.base_look
+        if fine is None or before is None or before.shape != look.shape:
+            return None
+        _, moved = cv2.threshold(cv2.absdiff(look, before), LAID_LEVEL, 255, cv2.THRESH_BINARY)
+        moved = cv2.morphologyEx(cv2.bitwise_and(moved, fine.mask), cv2.MORPH_OPEN,
+                                 np.ones((3, 3), np.uint8))
+        if cv2.countNonZero(moved) < LAID_SHARE * cv2.countNonZero(fine.mask):
+            return None
+        ys, xs = np.nonzero(moved)
+        rect = cv2.minAreaRect(np.stack([xs, ys], axis=1).astype(np.float32))
+        ys0, xs0 = fine.box
+        return cv2.boxPoints(rect).astype(np.float32) + np.float32([xs0.start, ys0.start])
 
     @staticmethod
     def _expected(zone: _Zone, card: str | None, reading: Any, expect: Expectation) -> bool:
