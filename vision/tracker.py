@@ -915,28 +915,35 @@ class TableTracker:
         zone.idle_read = (reading, look) if idle else None
         return reading
 
-    @staticmethod
-    def _where_laid(zone: _Zone, look: np.ndarray) -> np.ndarray | None:
-        """Where something was laid at the side since it was last settled (its fine
-        *look* against its look then, or at its last play): the least rectangle (4 x 2
-        frame px) about what changed by LAID_LEVEL (specks of sensor noise left out), or
-        None when less than LAID_SHARE of the side changed. The recogniser tries it where no outline shows a card: a card
-        laid on a pile of its own print, whose sides make little edge, changes the side
-        where it covers the table and where its print differs from the card beneath
-        (tuning hand 1800016: sun-souls-3 laid on sun-souls-5, read as no card)."""
+    def _where_laid(self, zone: _Zone, look: np.ndarray) -> np.ndarray | None:
+        """Where something was laid at the side: the least rectangle (4 x 2 frame px)
+        about what changed by LAID_LEVEL (specks of sensor noise left out) since the side
+        was last settled, or, where nothing did since (a card read as no card and settled
+        so, looked at again while later cards wait), since its last play; None where less
+        than LAID_SHARE of the side changed. The recogniser tries it where no outline
+        shows a card: a card laid on a pile of its own print, whose sides make little
+        edge, changes the side where it covers the table and where its print differs
+        from the card beneath (tuning hand 1800016: sun-souls-3 laid on sun-souls-5,
+        read as no card). What the cards named at the other sides changed is left out
+        (zones overlap at their inner corners)."""
         fine = zone.fine
-        before = zone.settled_look if zone.settled_look is not None else zone.base_look
-        if fine is None or before is None or before.shape != look.shape:
+        if fine is None:
             return None
-        _, moved = cv2.threshold(cv2.absdiff(look, before), LAID_LEVEL, 255, cv2.THRESH_BINARY)
-        moved = cv2.morphologyEx(cv2.bitwise_and(moved, fine.mask), cv2.MORPH_OPEN,
-                                 np.ones((3, 3), np.uint8))
-        if cv2.countNonZero(moved) < LAID_SHARE * cv2.countNonZero(fine.mask):
-            return None
-        ys, xs = np.nonzero(moved)
-        rect = cv2.minAreaRect(np.stack([xs, ys], axis=1).astype(np.float32))
-        ys0, xs0 = fine.box
-        return cv2.boxPoints(rect).astype(np.float32) + np.float32([xs0.start, ys0.start])
+        inside = cv2.subtract(fine.mask, self._others_cards(zone))
+        for before in (zone.settled_look, zone.base_look):
+            if before is None or before.shape != look.shape:
+                continue
+            _, moved = cv2.threshold(cv2.absdiff(look, before), LAID_LEVEL, 255,
+                                     cv2.THRESH_BINARY)
+            moved = cv2.morphologyEx(cv2.bitwise_and(moved, inside), cv2.MORPH_OPEN,
+                                     np.ones((3, 3), np.uint8))
+            if cv2.countNonZero(moved) < LAID_SHARE * cv2.countNonZero(fine.mask):
+                continue
+            ys, xs = np.nonzero(moved)
+            rect = cv2.minAreaRect(np.stack([xs, ys], axis=1).astype(np.float32))
+            ys0, xs0 = fine.box
+            return cv2.boxPoints(rect).astype(np.float32) + np.float32([xs0.start, ys0.start])
+        return None
 
     @staticmethod
     def _expected(zone: _Zone, card: str | None, reading: Any, expect: Expectation) -> bool:
@@ -1126,8 +1133,14 @@ class TableTracker:
         look = self._look(zone, self.frame)
         if fine.changed(look, zone.base_look) < LAID_SHARE:
             return False  # not changed since its last play: nothing to explain
-        ys, xs = fine.box
-        leave_out = np.zeros_like(fine.mask)
+        return fine.changed(look, zone.base_look, leave_out=self._others_cards(zone)) < LAID_SHARE
+
+    def _others_cards(self, zone: _Zone) -> np.ndarray:
+        """The cards named at the other sides, within the side's fine box (0/255): their
+        outlines grown by NEIGHBOUR_GROW (their blurred edge and shadow)."""
+        assert zone.fine is not None
+        ys, xs = zone.fine.box
+        others = np.zeros_like(zone.fine.mask)
         for seat, reading in self.readings.items():
             quad = getattr(reading, "quad", None)
             if seat == zone.seat or quad is None or reading.card_id in (None, "unknown"):
@@ -1135,9 +1148,9 @@ class TableTracker:
             q = np.asarray(quad, np.float32)
             centre = q.mean(axis=0)
             grown = (q - centre) * np.float32(NEIGHBOUR_GROW) + centre
-            cv2.fillConvexPoly(leave_out, np.round(grown - np.float32([xs.start, ys.start]))
+            cv2.fillConvexPoly(others, np.round(grown - np.float32([xs.start, ys.start]))
                                .astype(np.int32), 255)
-        return fine.changed(look, zone.base_look, leave_out=leave_out) < LAID_SHARE
+        return others
 
     def _look_again(self, frame: np.ndarray, thumb: np.ndarray,
                     expect: Callable[[], Expectation],
