@@ -908,7 +908,7 @@ class TableTracker:
                 and (zone.idle_read[0].card_id is not None or not self._laid_look(zone, look))):
             return zone.idle_read[0]
         self.reads += 1
-        laid = None if early else self._where_laid(zone, look)
+        laid = self._where_laid(zone, look)
         reading = (self.rec.read_side(frame, self.pose, zone.seat) if laid is None
                    else self.rec.read_side(frame, self.pose, zone.seat, laid=laid))
         idle = reading.card_id is None or reading.card_id == zone.top
