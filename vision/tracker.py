@@ -908,9 +908,8 @@ class TableTracker:
                 and (zone.idle_read[0].card_id is not None or not self._laid_look(zone, look))):
             return zone.idle_read[0]
         self.reads += 1
-        laid = self._where_laid(zone, look)
-        reading = (self.rec.read_side(frame, self.pose, zone.seat) if laid is None
-                   else self.rec.read_side(frame, self.pose, zone.seat, laid=laid))
+        reading = self.rec.read_side(frame, self.pose, zone.seat,
+                                     laid=self._where_laid(zone, look))
         idle = reading.card_id is None or reading.card_id == zone.top
         zone.idle_read = (reading, look) if idle else None
         return reading
