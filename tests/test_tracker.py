@@ -673,6 +673,20 @@ def test_a_card_laid_in_dim_light_is_read(seed, light) -> None:
     assert [(o.seat, o.card) for o in out if o.kind == "play"] == [("north", card)]
 
 
+def _moved_onto(onto: np.ndarray, source: np.ndarray, quad: np.ndarray, shift: np.ndarray,
+                grow: float) -> np.ndarray:
+    """*onto* with the card that lies within *quad* in *source* (its outline grown by
+    *grow*: its blurred edge and shadow) laid *shift* px (x, y) away."""
+    centre = quad.mean(axis=0)
+    move = np.float32([[1, 0, shift[0]], [0, 1, shift[1]]])
+    outline = np.zeros(SIZE[::-1], np.uint8)
+    cv2.fillConvexPoly(outline, np.round((quad - centre) * grow + centre).astype(np.int32), 255)
+    inside = cv2.warpAffine(outline, move, SIZE) > 127
+    out = onto.copy()
+    out[inside] = cv2.warpAffine(source, move, SIZE)[inside]
+    return out
+
+
 @pytest.mark.parametrize("toward_west_px", [10, 20])
 def test_a_lead_reaching_into_the_next_zone_makes_no_gap_there(toward_west_px) -> None:
     # Zones overlap at their inner corners. South leads a card laid a little towards
@@ -697,12 +711,7 @@ def test_a_lead_reaching_into_the_next_zone_makes_no_gap_there(toward_west_px) -
     west = zone_outline(pose, pose.seat_side(Seat.WEST)).mean(axis=0)
     shift = (west - centre) / np.linalg.norm(west - centre) * toward_west_px
     # the card as laid, moved towards west on the same table
-    move = np.float32([[1, 0, shift[0]], [0, 1, shift[1]]])
-    outline = np.zeros(SIZE[::-1], np.uint8)
-    cv2.fillConvexPoly(outline, np.round((quad - centre) * 1.08 + centre).astype(np.int32), 255)
-    inside = cv2.warpAffine(outline, move, SIZE) > 127
-    lying = table.image.copy()
-    lying[inside] = cv2.warpAffine(laid.image, move, SIZE)[inside]
+    lying = _moved_onto(table.image, laid.image, quad, shift, 1.08)
     # the arm that laid it, from south's edge, over the card only
     arm = lying.copy()
     tip = tuple(int(v) for v in centre + shift)
@@ -763,16 +772,10 @@ def _pile(seed: int, shift_px: tuple[float, float]):  # type: ignore[no-untyped-
     top = render_scene(seed, 0, SIZE, hand=False, glare=False, under_cards=0,
                        sides={**empty, "north": cult + "souls-3"})
     quad = np.asarray(top.side_quads["north"], np.float32)
-    centre = quad.mean(axis=0)
     along = (quad[3] - quad[0]) / np.linalg.norm(quad[3] - quad[0])
     across = (quad[1] - quad[0]) / np.linalg.norm(quad[1] - quad[0])
     shift = along * shift_px[0] + across * shift_px[1]
-    move = np.float32([[1, 0, shift[0]], [0, 1, shift[1]]])
-    outline = np.zeros(SIZE[::-1], np.uint8)
-    cv2.fillConvexPoly(outline, np.round((quad - centre) * 1.04 + centre).astype(np.int32), 255)
-    inside = cv2.warpAffine(outline, move, SIZE) > 127
-    laid = beneath.image.copy()
-    laid[inside] = cv2.warpAffine(top.image, move, SIZE)[inside]
+    laid = _moved_onto(beneath.image, top.image, quad, shift, 1.04)
     return beneath.image, laid, quad + shift, cult + "souls-3"
 
 
