@@ -50,7 +50,7 @@ MIN_SCORE = 0.5
 #: Where, between what face i alone predicts for face j (C[i, j]) and a tie, the
 #: second best face's score must stay (see the module's docstring): the midpoint, a
 #: linear discriminant with the deck's own geometry. Faces above it are settled by a
-#: duel on the pixels where the two differ (:meth:`FaceBank.duel`): the card must lie
+#: duel on the pixels where the two differ (:meth:`FaceBank.duels`): the card must lie
 #: at least DUEL_SHARE of the way from the midpoint between the two faces to one.
 MARGIN_SHARE = 0.5
 DUEL_SHARE = 0.25
@@ -187,7 +187,7 @@ def _cell_rows(cores: np.ndarray, cells: tuple[int, int]) -> np.ndarray:
 
 @dataclass
 class _DuelPair:
-    """What :meth:`FaceBank.duel` keeps of two faces: ``mids``, at each of DUEL_BLUR_PX,
+    """What :meth:`FaceBank.duels` keeps of two faces: ``mids``, at each of DUEL_BLUR_PX,
     their mean inside the shift margin, centred (as :func:`_centred`); ``made``, at each
     blur a duel chose, what :meth:`FaceBank._made` keeps (float32 rows mc and half, the
     weight per pixel, the float64 sums)."""
@@ -323,9 +323,9 @@ class FaceBank:
         The whole card rules out every face j scoring under the midpoint bound
         (:data:`MARGIN_SHARE`). Faces it cannot rule out are too alike over the whole
         card to be told apart there; with *card* (the rectified card, at :attr:`size`,
-        upright as the row's faces) each such pair is settled by a :meth:`duel` on the
-        pixels where the two faces differ, and a face is named only when it wins every
-        duel. Without *card* a close rival leaves the card unnamed."""
+        upright as the row's faces) each such pair is settled by a duel
+        (:meth:`duels`) on the pixels where the two faces differ, and a face is named
+        only when it wins every duel. Without *card* a close rival leaves the card unnamed."""
         n = len(self.ids)
         mask = None if allowed is None else np.concatenate([allowed, allowed])
         if mask is not None:
@@ -389,7 +389,7 @@ class FaceBank:
                   ) -> list[tuple[int, float]]:
         """The two faces of *field* (rows) whose worst duel with the others is the best,
         the first in *field*'s order where equal: (index in *field*, worst duel) each. A
-        duel (:meth:`duel` of the card, as :meth:`_duel_card` makes it, with the face
+        duel (:meth:`duels` of the card, as :meth:`_duel_card` makes it, with the face
         earlier in *field* first) counts as the share of the way from DUEL_SHARE to a
         win. A face's worst duel so far bounds its worst from above, so only the duels
         that can change the two are fought: all of the face ranked first by those
@@ -408,7 +408,7 @@ class FaceBank:
             pairs = [(min(top, k), max(top, k)) for k in range(n)
                      if k != top and (min(top, k), max(top, k)) not in fought]
             if pairs:
-                duels = self._duels(card, [(field[x], field[y]) for x, y in pairs])
+                duels = self.duels(card, [(field[x], field[y]) for x, y in pairs])
                 for (x, y), t in zip(pairs, duels, strict=True):
                     worst[x] = min(worst[x], (t - DUEL_SHARE) / (1 - DUEL_SHARE))
                     worst[y] = min(worst[y], (-t - DUEL_SHARE) / (1 - DUEL_SHARE))
@@ -434,7 +434,7 @@ class FaceBank:
         return got
 
     def _duel_card(self, core: np.ndarray) -> tuple[np.ndarray, ...]:
-        """What a :meth:`duel` needs of the card *core* whatever the faces: the card
+        """What a duel (:meth:`duels`) needs of the card *core* whatever the faces: the card
         inside the shift margin centred (and its sum of squares), and the card at every
         shift (rows, float64), their means and their squares."""
         k = DUEL_SHIFT_PX
@@ -444,22 +444,18 @@ class FaceBank:
         x = shifts.reshape(-1, inner.size).astype(np.float64)
         return *_centred(inner), x, x.mean(axis=1), x * x
 
-    def duel(self, core: np.ndarray, a: int, b: int) -> float:
-        """Where a prepared card *core* (blurred and cut as :meth:`_prepared`, the
-        light divided out) lies between faces *a* and *b* (rows: a face upright or
-        turned): +1 on face a, -1 on face b, 0 at the midpoint. The card is fitted to
-        the faces' mean (one gain and offset for all channels, so faces alike but for
-        their colours stay apart), and what is left is projected on the faces'
-        difference: a linear discriminant. Only where the faces differ in what they
-        show counts, not where the same shape lies a pixel apart (a figure printed a
-        little larger), and the card is taken at the best of the shifts of up to
-        DUEL_SHIFT_PX (what the whole card's alignment leaves for fine print)."""
-        return float(self._duels(self._duel_card(core), [(a, b)])[0])
-
-    def _duels(self, card: tuple[np.ndarray, ...], pairs: list[tuple[int, int]]
-               ) -> np.ndarray:
-        """:meth:`duel` of one card (what :meth:`_duel_card` makes of it) with each of
-        *pairs* of faces (rows), in order."""
+    def duels(self, card: tuple[np.ndarray, ...], pairs: list[tuple[int, int]]
+              ) -> np.ndarray:
+        """Where a prepared card (blurred and cut as :meth:`_prepared`, the light divided
+        out; *card*: what :meth:`_duel_card` makes of it) lies between the faces of each
+        of *pairs* (a, b; rows: a face upright or turned), in order: +1 on face a, -1 on
+        face b, 0 at the midpoint. The card is fitted to the faces' mean (one gain and
+        offset for all channels, so faces alike but for their colours stay apart), and
+        what is left is projected on the faces' difference: a linear discriminant. Only
+        where the faces differ in what they show counts, not where the same shape lies a
+        pixel apart (a figure printed a little larger), and the card is taken at the best
+        of the shifts of up to DUEL_SHIFT_PX (what the whole card's alignment leaves for
+        fine print)."""
         xm, xs, x, m, xx = card
         # per pair, the card at every shift (rows, in the loops' order: dy, then dx)
         # times what :meth:`_made` lays out (one matrix product), and the card's
@@ -506,7 +502,7 @@ class FaceBank:
         return self._blur[key]
 
     def _pair(self, a: int, b: int) -> _DuelPair:
-        """What :meth:`duel` keeps of faces *a* and *b* (rows: upright or turned), made
+        """What :meth:`duels` keeps of faces *a* and *b* (rows: upright or turned), made
         once per pair and kept while DUEL_BYTES allow (the last used)."""
         pair = self._pairs.pop((a, b), None)
         fresh = pair is None
@@ -536,7 +532,7 @@ class FaceBank:
 
     def _made(self, pair: _DuelPair, a: int, b: int, sigma: float, rows: np.ndarray
               ) -> np.ndarray:
-        """What a :meth:`duel` of faces *a* and *b* blurred *sigma* more needs: laid out
+        """What a duel (:meth:`duels`) of faces *a* and *b* blurred *sigma* more needs: laid out
         in *rows* (4 x P, float64), inside the shift margin, their mean centred
         (``mc``), the weight of each pixel over each channel (``w``: how far the faces
         differ there however face b is shifted by up to DUEL_SHIFT_PX), ``w mc`` and
