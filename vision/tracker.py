@@ -440,12 +440,20 @@ class _Region:
         *leave_out* (0/255, over the region's box)."""
         if self.empty or look.shape != reference.shape:
             return 1.0
-        mask = self.mask if leave_out is None else cv2.subtract(self.mask, leave_out)
+        moved, mask = self.moved(look, reference, level, leave_out)
         if not mask.any():
             return 0.0
+        return float(cv2.mean(moved, mask=mask)[0]) / 255.0
+
+    def moved(self, look: np.ndarray, reference: np.ndarray, level: float = MOTION_LEVEL,
+              leave_out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The pixels (0/255 over the region's box) where *look* differs from a look of
+        the same box taken earlier by more than *level* grey levels, within the region
+        less *leave_out* (0/255); and that mask."""
+        mask = self.mask if leave_out is None else cv2.subtract(self.mask, leave_out)
         _, moved = cv2.threshold(cv2.absdiff(look, reference), level, 255,
                                  cv2.THRESH_BINARY)
-        return float(cv2.mean(moved, mask=mask)[0]) / 255.0
+        return cv2.bitwise_and(moved, mask), mask
 
     def difference(self, img: np.ndarray, reference: np.ndarray) -> float:
         """Mean grey-level difference to a crop taken earlier."""
@@ -928,14 +936,12 @@ class TableTracker:
         fine = zone.fine
         if fine is None:
             return None
-        inside = cv2.subtract(fine.mask, self._others_cards(zone))
+        others = self._others_cards(zone)
         for before in (zone.settled_look, zone.base_look):
             if before is None or before.shape != look.shape:
                 continue
-            _, moved = cv2.threshold(cv2.absdiff(look, before), LAID_LEVEL, 255,
-                                     cv2.THRESH_BINARY)
-            moved = cv2.morphologyEx(cv2.bitwise_and(moved, inside), cv2.MORPH_OPEN,
-                                     np.ones((3, 3), np.uint8))
+            moved, _ = fine.moved(look, before, LAID_LEVEL, others)
+            moved = cv2.morphologyEx(moved, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
             if cv2.countNonZero(moved) < LAID_SHARE * cv2.countNonZero(fine.mask):
                 continue
             ys, xs = np.nonzero(moved)
