@@ -188,7 +188,7 @@ def test_found_from_its_corners(k):
                              light="neutral", card_px=100.0 + 10 * j)
         finder = _recogniser(deck).twilight
         small, scale = shrunk(scene.image)
-        finder._tries, finder._warps = {}, {}
+        finder.new_frame()
         found = finder.verify_corners(scene.image, finder.hypotheses(small), scale)
         assert found is not None, (deck, scene.seed)
         pose = pose_from_quad(found[0])
@@ -209,7 +209,7 @@ def test_what_a_lesser_face_shows_is_the_face(k):
         scene = render_scene(BASE + 43_000 + 2 * k + j, size=SIZE, deck=deck, hand=False,
                              light="neutral")
         finder = _recogniser(deck).twilight
-        finder._warps = {}
+        finder.new_frame()
         assert finder.shown(scene.image, clockwise(scene.twilight_quad), 0) >= SHOWN_SCORE, \
             (deck, scene.seed)
         for seat, quad in scene.side_quads.items():

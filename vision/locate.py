@@ -653,7 +653,7 @@ class TwilightFinder:
     def find(self, frame: np.ndarray) -> tuple[Quad, float] | None:
         """(quad TL, TR, BR, BL of the upright art in frame px, score) or None."""
         small, scale = shrunk(frame)
-        self._tries, self._warps = {}, {}
+        self.new_frame()
         hy = self.hypotheses(small)
         if hy is not None:
             pyramid = hy.pyramid
@@ -689,6 +689,10 @@ class TwilightFinder:
         keep = Q.rough_distinct(dense, best, POLISHED)
         moved, score = P.polish(self.grid, pyramid, dense[keep])
         return self.verify(frame, moved / scale, score, DENSE_SCORE)
+
+    def new_frame(self) -> None:
+        """Forget the tries and warps kept of the frame before."""
+        self._tries, self._warps = {}, {}
 
     def dense(self, pyramid: P.Pyramid) -> tuple[np.ndarray, np.ndarray]:
         """The outlines the face is looked for in all over a frame shrunk to *pyramid*'s
