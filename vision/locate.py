@@ -678,6 +678,13 @@ class TwilightFinder:
                                             part=part)
             if found is None and hy is not None:
                 found = self.verify_corners(frame, hy, scale)
+            if found is None:
+                # a sheen or a lamp's reflection over the card, whose light swamps a
+                # face of broad shapes in the plain correlation: the same test with the
+                # light's smooth field left out (tuning hand 1800019: 0.38 plain, 0.90
+                # so, at its outline)
+                flat = self.turn_scores(frame, [q / scale for q in qs], flat=True)
+                found = self.verify(frame, qs / scale, flat, flat=True)
             if found is not None:
                 return found
         # no outline led to it: the face looked for all over the frame
@@ -708,7 +715,8 @@ class TwilightFinder:
         return got
 
     def verify(self, frame: np.ndarray, quads: np.ndarray, score: np.ndarray,
-               least: float = MIN_SCORE, tries: int = REFINED) -> tuple[Quad, float] | None:
+               least: float = MIN_SCORE, tries: int = REFINED, flat: bool = False
+               ) -> tuple[Quad, float] | None:
         """Of the *tries* best of *quads* (frame px, clockwise; *score* N x 4 their
         faces' correlation at each turn), the Twilight card, aligned with its face and
         refined on the frame's edges, its face correlating at least *least*: the first
@@ -723,11 +731,11 @@ class TwilightFinder:
             tries = self.tries(frame, rough, refined=False)
             # each try at the turns that give the taught shape (other turns squeeze the
             # face onto another shape: a part of the card, or something else)
-            raw = self.turn_scores(frame, tries)
+            raw = self.turn_scores(frame, tries, flat)
             ts = np.where([self.fits(t) for t in tries], raw, -2.0)
             if ts.max() >= least:  # refined only where the face fits (tries)
                 tries = self.tries(frame, rough)
-                raw = np.vstack([raw, self.turn_scores(frame, tries[2:])])
+                raw = np.vstack([raw, self.turn_scores(frame, tries[2:], flat)])
                 ts = np.where([self.fits(t) for t in tries], raw, -2.0)
             k = int(np.argmax(ts.max(axis=1)))
             r = int(np.argmax(ts[k]))
@@ -736,7 +744,7 @@ class TwilightFinder:
             best = float(s[r])
             if ts[k, r] <= -2.0:
                 continue
-            part = float(self.warp_scores(self.warps(frame, [tries[k]])[r:r + 1])[1][0])
+            part = float(self.warp_scores(self.warps(frame, [tries[k]])[r:r + 1], flat)[1][0])
             # the quarter turns (moon and sun sides swapped) must fit clearly worse: by
             # the deck's margin rule, with the face's likeness to its quarter turn (a
             # square card; an oblong card's shape already rules them out, its
@@ -921,16 +929,20 @@ class TwilightFinder:
         whole, part = self.warp_scores(self.warps(frame, quads))
         return whole.reshape(len(quads), 4), part.reshape(len(quads), 4)
 
-    def turn_scores(self, frame: np.ndarray, quads: list[Quad]) -> np.ndarray:
+    def turn_scores(self, frame: np.ndarray, quads: list[Quad], flat: bool = False
+                    ) -> np.ndarray:
         """Correlation (N x 4) of the face with each of *quads* (frame px, clockwise)
-        taken from its corner r as the face's top left (r = 0..3)."""
-        return self.warp_scores(self.warps(frame, quads))[0].reshape(len(quads), 4)
+        taken from its corner r as the face's top left (r = 0..3); *flat*: the light's
+        smooth field left out (:meth:`warp_scores`)."""
+        return self.warp_scores(self.warps(frame, quads), flat)[0].reshape(len(quads), 4)
 
-    def warp_scores(self, pics: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def warp_scores(self, pics: np.ndarray, flat: bool = False
+                    ) -> tuple[np.ndarray, np.ndarray]:
         """The face's correlation with each of *pics* (N x h x w x 3 uint8, at the face's
         size) and the better half of its PARTS' (:meth:`~vision.faces.FaceBank.one_face`):
-        N each."""
-        return self.bank.one_face(pics, 0, PARTS)
+        N each. *flat*: each picture and the face without the smooth light field
+        (:meth:`~vision.faces.FaceBank.flattened`: a sheen over the card)."""
+        return (self.bank.flattened() if flat else self.bank).one_face(pics, 0, PARTS)
 
     def light(self, frame: np.ndarray, quad: Quad) -> tuple[float, float, float]:
         """Per channel, how much brighter the Twilight card at *quad* shows than taught."""
