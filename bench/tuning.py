@@ -63,7 +63,7 @@ def one_deck(job: tuple[int, int, int, bool]) -> list[dict]:
     from vision.profile import load_deck
     from vision.recognise import Recogniser
     from vision.sim.decks import taught_deck
-    from vision.sim.simulator import render_scene
+    from vision.sim.simulator import quad_error, render_scene
 
     d, n, base, heldout = job
     cv2.setNumThreads(1)
@@ -75,25 +75,13 @@ def one_deck(job: tuple[int, int, int, bool]) -> list[dict]:
         scene = render_scene(seed, size=SIZES[k % len(SIZES)], deck=deck)
         found = rec.recognise(scene.image)
         seen = bool(found["twilight"]["found"])
-        error = (pose_error(rec.last_pose.quad, scene.twilight_quad)
+        error = (round(quad_error(rec.last_pose.quad, scene.twilight_quad), 3)
                  if seen and rec.last_pose is not None else None)
         for seat, want in scene.truth["sides"].items():
             sides.append({"deck": str(deck), "seed": seed, "seat": seat, "want": want,
                           "got": found["sides"].get(seat) if seen else "twilight missed",
                           "covered": bool(scene.occluded[seat]), "twilight_error": error})
     return sides
-
-
-def pose_error(quad, truth) -> float:  # type: ignore[no-untyped-def]
-    """How far the Twilight card's *quad* found lies from its *truth* (frame px, any
-    corner first either way round): its farthest corner from the truth's, as a share of
-    the truth's diagonal."""
-    import numpy as np
-
-    q, t = np.asarray(quad, float), np.asarray(truth, float)
-    off = min(float(np.abs(np.roll(q[::w], s, axis=0) - t).max())
-              for s in range(4) for w in (1, -1))
-    return round(off / float(np.linalg.norm(t[0] - t[2])), 3)
 
 
 def outcome(side: dict) -> str:

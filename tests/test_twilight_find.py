@@ -19,7 +19,7 @@ from vision.profile import load_deck
 from vision.proposals import Pyramid, polish
 from vision.recognise import Recogniser
 from vision.sim.decks import taught_deck
-from vision.sim.simulator import CLOTH_COUNT, add_glare, cloth_name, render_scene
+from vision.sim.simulator import CLOTH_COUNT, add_glare, cloth_name, quad_error, render_scene
 from vision.sim.split import TUNING_DECKS, TUNING_SEEDS
 
 SIZE = (1280, 720)
@@ -218,15 +218,6 @@ def test_what_a_lesser_face_shows_is_the_face(k):
                     < SHOWN_SCORE, (deck, scene.seed, seat)
 
 
-def _off(quad, true) -> float:
-    """How far *quad* lies from *true* (any corner first, either way round): its
-    farthest corner, as a share of the true card's diagonal."""
-    q, t = np.asarray(quad, np.float64), np.asarray(true, np.float64)
-    off = min(float(np.abs(np.roll(q[::w], s, axis=0) - t).max())
-              for s in range(4) for w in (1, -1))
-    return off / float(np.linalg.norm(t[0] - t[2]))
-
-
 def test_a_lamps_reflection_over_the_twilight_card_is_left_out():
     """Dim light and a lamp's reflection over part of the Twilight card: the reflection
     swamps its face's plain correlation at its very outline (the check of a card found
@@ -252,6 +243,6 @@ def test_a_lamps_reflection_over_the_twilight_card_is_left_out():
         if got is not None:
             assert sorted(pose_from_quad(got[0]).moon_seats) == _moon_sides(scene), \
                 (deck, scene.seed)
-            assert _off(got[0], true) < 0.05, (deck, scene.seed)
+            assert quad_error(got[0], true) < 0.05, (deck, scene.seed)
             found += 1
     assert found >= 5, found

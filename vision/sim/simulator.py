@@ -683,6 +683,16 @@ def prepare(styles: Iterable[int] = STYLES, size: tuple[int, int] = DEFAULT_SIZE
 
 
 # -- scenes -----------------------------------------------------------------------------------
+def quad_error(quad: Quad, truth: Quad) -> float:
+    """How far a card's outline *quad* found lies from its *truth* (image px, either
+    from any corner, either way round): its corner farthest from the truth's, as a share
+    of the truth's diagonal."""
+    q, t = np.asarray(quad, np.float64), np.asarray(truth, np.float64)
+    off = min(float(np.abs(np.roll(q[::w], s, axis=0) - t).max())
+              for s in range(4) for w in (1, -1))
+    return off / float(np.linalg.norm(t[0] - t[2]))
+
+
 @dataclass
 class Scene:
     """One rendered still and its truth.
