@@ -152,18 +152,18 @@ def edge_maps(img: np.ndarray, low: float = EDGE_LOW, high: float = EDGE_HIGH) -
     # an edge the sensor's noise about it could make is none (a dim room's gain, and
     # more so a sheen's brighter light, make such edges everywhere: the card's outline
     # is lost among them)
+    # (each channel's squared gradient, exact in int32)
+    square = dx.astype(np.int32) ** 2 + dy.astype(np.int32) ** 2
     noise = _local_noise(raw)[y // 2, x // 2]
-    d32 = dx.astype(np.int32) ** 2 + dy.astype(np.int32) ** 2
-    strong = d32.max(axis=1) >= (NOISE_FLOOR * noise) ** 2
+    strong = square.max(axis=1) >= (NOISE_FLOOR * noise) ** 2
     if not strong.all():
         edges.reshape(-1)[at[~strong]] = 0
         x, y, at = x[strong], y[strong], at[strong]
-        dx, dy = dx[strong], dy[strong]
+        dx, dy, square = dx[strong], dy[strong], square[strong]
         if not len(at):
             return EdgeMaps(edges, padded)
-    if dx.shape[1] > 1:  # the strongest channel's gradient (squares exact in int32)
-        dx32, dy32 = dx.astype(np.int32), dy.astype(np.int32)
-        k = np.argmax(dx32 * dx32 + dy32 * dy32, axis=1)
+    if dx.shape[1] > 1:  # the strongest channel's gradient
+        k = np.argmax(square, axis=1)
         pick = np.arange(len(k)) * dx.shape[1] + k
         gx = np.take(dx.reshape(-1), pick).astype(np.float32)
         gy = np.take(dy.reshape(-1), pick).astype(np.float32)
