@@ -650,3 +650,24 @@ def test_a_card_under_a_broad_sheen_is_a_card(card_id, at, dim, strength, spread
     result = rec.recognise(sheened)
     assert result["twilight"]["found"]
     assert result["sides"]["east"] in (card_id, "unknown")
+
+
+def test_a_card_under_a_reflection_on_a_pile_is_read_where_the_side_changed():
+    """A card laid at 45 degrees on the card before it, a lamp's reflection over one
+    corner (tuning hand 1800015, deck 104, west): the reflection and the card beneath
+    leave its outline without edges on two sides, a box beside it names some face
+    weakly, and at its true outline the plain correlation is 0.30. Where the side
+    changed (the rectangle the tracker passes, here the card's own outline) it is read
+    with the light's smooth field left out, as uneven light is (FaceBank.flattened):
+    named, over the weak name."""
+    from vision.sim.movie import HandMovie
+
+    movie = HandMovie(1_800_015, 0, (1280, 720), 10.0, deck=104)
+    frame = next(f for f in movie.frames() if f.index == 195)
+    rec = Recogniser(load_deck(taught_deck(104)))
+    pose = rec.locate(frame.image)
+    assert pose is not None
+    laid = np.float32(frame.quads["west"])
+    reading = rec.read_side(frame.image, pose, "west", laid=laid)
+    assert reading.card_id == frame.top["west"] == "sun-high-priest"
+    assert reading.confidence >= 0.5

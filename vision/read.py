@@ -111,6 +111,12 @@ RUN_ON = 0.5
 #: with the best face at PRESENT_SCORE (no table, arm or cloth reaches it) or an
 #: outline seen all round (OUTLINE_SURE), a card lies there that cannot be named.
 NAME_SCORE = 0.75
+#: A card named with less confidence than this is no answer yet (the table's tracker
+#: takes it for unknown, `vision.tracker.MIN_CONFIDENCE`): where the side changed is
+#: read too, and kept where it names a card more surely (tuning hand 1800015: west's
+#: card under a lamp's reflection, a box beside it named moon-altar at 0.41 on every
+#: read).
+WEAK_NAME = 0.5
 #: (A face correlating PRESENT_SCORE overall with a quarter under half WHOLE_QUARTERS
 #: is a table's pattern or an arm meeting part of a face, not a card.)
 WHOLE_QUARTERS = 0.7
@@ -241,6 +247,13 @@ class SideReader:
         found, likeness = self._settle(zone, [portrait(clockwise(q)) for q in qs], sides,
                                        GROW, False)
         if found is not None and (found[1].card_id != "unknown" or found[1].plausible):
+            if found[1].card_id == "unknown" or found[1].confidence >= WEAK_NAME:
+                return found
+            # named too weakly to count (a box by a lamp's reflection fitting some face a
+            # little): where the side changed may name the card itself, more surely
+            by_change = self._where_laid(zone, laid) if laid is not None else None
+            if by_change is not None and by_change[1].confidence > found[1].confidence:
+                return by_change
             return found
         if laid is not None:
             by_change = self._where_laid(zone, laid)
@@ -289,14 +302,15 @@ class SideReader:
                              * (1 if k in (1, 2) else -1) for k in range(4)])
         quads = np.stack([q, shaped])
         quads = np.concatenate([quads, Q.refine(quads, zone.maps)])
-        placed, _ = self._settle(zone, list(quads), Q.side_support(quads, zone.maps), (1.0,),
-                                 True)
+        sides = Q.side_support(quads, zone.maps)
+        placed, _ = self._settle(zone, list(quads), sides, (1.0,), True)
         if placed is None or placed[1].card_id == "unknown":
-            return None
+            # a reflection or a sheen over the card swamps the plain correlation
+            return self._in_uneven_light(zone, quads, sides, laid=True)
         return placed
 
-    def _in_uneven_light(self, zone: _Zone, qs: np.ndarray, sides: np.ndarray
-                         ) -> tuple[np.ndarray, Identity, float] | None:
+    def _in_uneven_light(self, zone: _Zone, qs: np.ndarray, sides: np.ndarray,
+                         laid: bool = False) -> tuple[np.ndarray, Identity, float] | None:
         """The card within an outline (*qs*, zone px; *sides* their sides' support: the
         UNEVEN_OUTLINES best by their third side, at least PLACE_SIDES) that the plain
         correlation could not name, named by its face without the smooth light field
@@ -308,10 +322,13 @@ class SideReader:
         the field misleads the ECC alignment as it does the plain correlation, and an
         outline from the shrunk zone lies a px or two off the card; one not on edges
         all round (OUTLINE_SURE: a card on a pile, whose outline shares sides with the
-        cards beneath) first by UNEVEN_PILE_STEP too."""
+        cards beneath) first by UNEVEN_PILE_STEP too. *laid*: *qs* are where the side
+        changed (:meth:`_where_laid`), each tried whatever its edges (a reflection
+        or the pile beneath leaves sides without)."""
         if not len(qs):
             return None
-        top = _on_three_sides(sides, UNEVEN_OUTLINES)
+        top = list(range(min(len(qs), UNEVEN_OUTLINES))) if laid else \
+            _on_three_sides(sides, UNEVEN_OUTLINES)
         if not top:
             return None
         bank = self.bank_for(min(zone.native, ALIGN_PX_PER_MM))
