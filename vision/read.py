@@ -246,19 +246,20 @@ class SideReader:
         zone = _Zone(frame, pose, native, f, off, maps)
         found, likeness = self._settle(zone, [portrait(clockwise(q)) for q in qs], sides,
                                        GROW, False)
-        if found is not None and (found[1].card_id != "unknown" or found[1].plausible):
-            if found[1].card_id == "unknown" or found[1].confidence >= WEAK_NAME:
-                return found
-            # named too weakly to count (a box by a lamp's reflection fitting some face a
-            # little): where the side changed may name the card itself, more surely
-            by_change = self._where_laid(zone, laid) if laid is not None else None
-            if by_change is not None and by_change[1].confidence > found[1].confidence:
-                return by_change
+        # named too weakly to count (a box by a lamp's reflection fitting some face a
+        # little): where the side changed may name the card itself, more surely
+        weak = (found is not None and found[1].card_id != "unknown"
+                and found[1].confidence < WEAK_NAME)
+        if found is not None and (found[1].card_id != "unknown" or found[1].plausible) \
+                and not weak:
             return found
-        if laid is not None:
-            by_change = self._where_laid(zone, laid)
-            if by_change is not None:
-                return by_change
+        by_change = self._where_laid(zone, laid) if laid is not None else None
+        if weak:
+            assert found is not None
+            return by_change if by_change is not None \
+                and by_change[1].confidence > found[1].confidence else found
+        if by_change is not None:
+            return by_change
         lit = self._in_uneven_light(zone, qs, sides)
         if lit is not None:
             return lit

@@ -116,7 +116,8 @@ class Recogniser:
                   laid: np.ndarray | None = None) -> SideReading:
         """The uppermost card at *seat*'s side of the Twilight card at *pose*. *laid*: where
         a card was just laid there (4 x 2 frame px: what changed since the side was last
-        seen, as a watcher of a video knows it), tried where no outline shows a card."""
+        seen, as a watcher of a video knows it), tried where no outline shows a card or
+        one names a card only weakly."""
         t0 = time.perf_counter()
         seat = Seat.parse(seat) if isinstance(seat, str) else seat
         found = self.reader.read(frame, pose, pose.seat_side(seat), laid=laid)
