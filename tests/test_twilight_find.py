@@ -246,3 +246,26 @@ def test_a_lamps_reflection_over_the_twilight_card_is_left_out():
             assert quad_error(got[0], true) < 0.05, (deck, scene.seed)
             found += 1
     assert found >= 5, found
+
+
+@pytest.mark.parametrize("k", range(2))
+def test_a_part_of_the_card_taken_for_it_grows_to_the_card(k):
+    """A face found less than clearly may be a part of the card that looks like the
+    whole (a light middle in a frame, where the card's outline is lost in the cloth):
+    from an outline on a part of the card, half its size or less and anchored at its
+    middle or a corner, the card itself is found, with its moon sides."""
+    for j in range(3):
+        deck = TUNING_DECKS[(3 * j + 5 * k + 1) % len(TUNING_DECKS)]
+        scene = render_scene(BASE + 44_000 + 10 * k + j, size=SIZE, deck=deck, hand=False,
+                             light="neutral", card_px=110.0)
+        finder = _recogniser(deck).twilight
+        small, scale = shrunk(scene.image)
+        finder.new_frame()
+        hy = finder.hypotheses(small)
+        true = clockwise(scene.twilight_quad)
+        anchor = true.mean(axis=0) if j == 0 else true[j]
+        part = (true - anchor) * np.float32(0.5 - 0.05 * j) + anchor
+        score = float(finder.turn_scores(scene.image, [part]).max())
+        quad, _ = finder.outgrown(scene.image, (part, score), hy.pyramid, scale, hy.maps)
+        assert quad_error(quad, true) < 0.05, (deck, scene.seed)
+        assert sorted(pose_from_quad(quad).moon_seats) == _moon_sides(scene), (deck, scene.seed)
