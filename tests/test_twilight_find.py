@@ -269,3 +269,26 @@ def test_a_part_of_the_card_taken_for_it_grows_to_the_card(k):
         quad, _ = finder.outgrown(scene.image, (part, score), hy.pyramid, scale, hy.maps)
         assert quad_error(quad, true) < 0.05, (deck, scene.seed)
         assert sorted(pose_from_quad(quad).moon_seats) == _moon_sides(scene), (deck, scene.seed)
+
+
+def test_a_card_found_under_a_hand_is_no_part_of_a_larger_one():
+    """A Twilight card a hand reaches over, found at its own outline (less than
+    clearly, as the hand hides part of it): growing it finds no larger card it would be
+    a part of, and what shows of the card within a grown outline, placed a little off
+    it, does not replace it (locate.PART_OF)."""
+    direction = {"north": (0, -1), "east": (1, 0), "south": (0, 1), "west": (-1, 0)}
+    for k in range(12):
+        seat = list(direction)[k % 4]
+        deck = TUNING_DECKS[(3 * k + 1) % len(TUNING_DECKS)]
+        dx, dy = direction[seat]
+        scene = render_scene(BASE + 45_000 + k, size=SIZE, deck=deck, card_px=110.0,
+                             light="neutral", hand=True, hand_seat=seat,
+                             hand_target=(dx * 110.0, dy * 110.0), twilight_xy=(0.0, 0.0))
+        finder = _recogniser(deck).twilight
+        small, scale = shrunk(scene.image)
+        finder.new_frame()
+        hy = finder.hypotheses(small)
+        true = clockwise(scene.twilight_quad)
+        score = float(finder.turn_scores(scene.image, [true])[0, 0])
+        quad, _ = finder.outgrown(scene.image, (true, score), hy.pyramid, scale, hy.maps)
+        assert quad_error(quad, true) < 0.05, (deck, scene.seed)

@@ -63,6 +63,9 @@ REFINE_SHARE = 0.6
 #: (:meth:`TwilightFinder.outgrown`): its outline grown by these (the part a half to
 #: two thirds of the card) is tried too.
 OUTGROW = (1.5, 2.0, 2.5)
+#: ... and a card found so by what shows of it must be larger than the part by this
+#: (linear; halfway between the same card and the least growth tried).
+PART_OF = 1.25
 #: When no outline leads to the card, the face is looked for all over the frame
 #: (:func:`vision.proposals.dense_quads`) at sizes from this share of the height up: a
 #: card this big has cells of a few px in the frame shrunk to WORK_HEIGHT.
@@ -288,6 +291,11 @@ def art_aspect(quad: Quad) -> float:
     q = np.asarray(quad, np.float32)
     d = np.hypot(*(Q.roll_corners(q, 1) - q).T)
     return float((d[1] + d[3]) / max(d[0] + d[2], 1e-6))
+
+
+def _area(quad: Quad) -> float:
+    """The area (px²) inside *quad*."""
+    return abs(float(cv2.contourArea(np.asarray(quad, np.float32))))
 
 
 def clockwise_all(quads: np.ndarray) -> np.ndarray:
@@ -721,9 +729,15 @@ class TwilightFinder:
         if better is not None and better[1] > found[1]:
             return better
         # the card under a hand: what shows of it within a grown outline (the covered
-        # card's check, as strict as where no outline shows the face whole)
+        # card's check, as strict as where no outline shows the face whole), where
+        # that is a card the part could be a part of: its sides at least PART_OF times
+        # the part's (its score says how well the cells seen fit, not the whole face,
+        # so it cannot outbid a card found whole; a card found under a hand, and
+        # found again by what shows of it a tenth off, is no part of it)
         covered = self.verify_visible(frame, clockwise_all(grown), pyramid, scale, maps)
-        return found if covered is None else covered
+        if covered is None or _area(covered[0]) < PART_OF ** 2 * _area(quad):
+            return found
+        return covered
 
     def new_frame(self) -> None:
         """Forget the tries and warps kept of the frame before."""
