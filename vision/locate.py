@@ -722,8 +722,8 @@ class TwilightFinder:
         that, put to the covered card's check (*pyramid*, *scale*, *maps*: the frame
         shrunk, as :meth:`verify_visible` takes them)."""
         quad = np.asarray(found[0], np.float32)
-        grown = np.float32([(quad - a) * g + a for g in OUTGROW
-                            for a in (quad.mean(axis=0), *quad)])
+        grown = clockwise_all(np.float32([(quad - a) * g + a for g in OUTGROW
+                                          for a in (quad.mean(axis=0), *quad)]))
         score = self.turn_scores(frame, list(grown))
         better = self.verify(frame, grown, score, found[1], len(grown))
         if better is not None and better[1] > found[1]:
@@ -734,7 +734,7 @@ class TwilightFinder:
         # the part's (its score says how well the cells seen fit, not the whole face,
         # so it cannot outbid a card found whole; a card found under a hand, and
         # found again by what shows of it a tenth off, is no part of it)
-        covered = self.verify_visible(frame, clockwise_all(grown), pyramid, scale, maps)
+        covered = self.verify_visible(frame, grown, pyramid, scale, maps)
         if covered is None or _area(covered[0]) < PART_OF ** 2 * _area(quad):
             return found
         return covered
