@@ -671,3 +671,21 @@ def test_a_card_under_a_reflection_on_a_pile_is_read_where_the_side_changed():
     reading = rec.read_side(frame.image, pose, "west", laid=laid)
     assert reading.card_id == frame.top["west"] == "sun-high-priest"
     assert reading.confidence >= 0.5
+
+
+@pytest.mark.parametrize("seed,tint", [(0, (0.65, 0.9, 1.15)), (1, (1.2, 0.95, 0.7)),
+                                       (2, (0.6, 0.85, 1.2))])
+def test_cards_without_white_at_the_twilight_card_in_tinted_light(seed, tint):
+    """A taught deck whose faces have no white or grey parts, and whose cults print
+    alike but for their colours, under a warm or cool lamp: the Twilight card's light
+    may leave a card's colours undecided, and its twin in the other cult's colours
+    then ties with it; the hues alone, one cult's many times the other's (HUE_RATIO),
+    tell the cult, and each card is read as itself."""
+    profile = load_deck(taught_deck(109))
+    rec = Recogniser(profile)
+    faces = {c: profile.faces[c] for c in REQUIRED_IDS}
+    sides = {"north": "moon-altar", "east": "sun-temple", "south": "moon-souls-4",
+             "west": "sun-souls-4"}
+    image, _ = _scene(faces, (63, 88), sides, seed=seed, twilight_deg=20.0 * seed)
+    lit = np.clip(image.astype(np.float32) * np.float32(tint), 0, 255).astype(np.uint8)
+    assert rec.recognise(lit)["sides"] == sides

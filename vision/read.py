@@ -535,6 +535,12 @@ class SideReader:
         # by colour, not by a correlation that standardises each channel)
         cult = colour_cult(card, self.cult_hist, light, self.cult_hue,
                            light_known=light_known)
+        if cult is None and light_known:
+            # the light known leaves the colours undecided (a deck without neutral
+            # parts under a warm lamp: tuning deck 109's moon-altar, 0.96, read
+            # "unknown" against its sun twin): the hues alone, where one cult's are
+            # many times the other's (HUE_RATIO), as where no light is known
+            cult = colour_cult(card, self.cult_hist, light, self.cult_hue, light_known=False)
         allowed = None if cult is None else self.cults[cult]
         card_id, score, turned, margin, rival = bank.decide(row, allowed, card, light)
         if card_id != "unknown":
