@@ -601,6 +601,10 @@ def test_a_card_read_as_another_first_needs_reads_that_agree(other_played) -> No
     expect = Expectation("south", played, moon_seats=("north", "south"))
     for n in range(12):
         tracker.feed(n, laid.image, lambda: expect, out.append)
+        if any(o.kind == "play" for o in out):
+            # (this expectation keeps south on turn after its play, with the other
+            # sides' cards waiting: the seat on turn would be looked at once more)
+            break
     assert [(o.seat, o.card) for o in out if o.kind == "play"] == [("south", "moon-purgatory")]
     assert len(south) == 1 + CONFIRM_READS + (0 if other_played else DOUBT_EXTRA_READS)
 
@@ -818,3 +822,29 @@ def test_a_card_no_outline_shows_is_read_where_the_side_changed(monkeypatch) -> 
     monkeypatch.setattr(vision.read.Q, "card_quads", lambda *a, **k: none)
     assert tracker.rec.read_side(laid, tracker.pose, "north").card_id != card
     assert tracker.rec.read_side(laid, tracker.pose, "north", laid=rect).card_id == card
+
+
+@pytest.mark.slow
+def test_a_card_laid_where_no_motion_showed_is_read_once_a_later_card_waits(tmp_path) -> None:
+    # Dim light, a dark cloth, a dark hand laying a dark blue card: the side of the seat
+    # on turn hardly changes, and nothing there moves by MOTION_LEVEL (tuning deck 109's
+    # hand: east's third card of the trick). When the next seat's card comes, the side
+    # on turn is looked at once before that card goes to the rules: the card found there
+    # is the play in turn, and the later card follows it (it was refused as out of turn,
+    # and so was every card after it).
+    from vision.sim.split import TUNING_SEEDS
+
+    seed, deck = TUNING_SEEDS.start + 800_086, 109
+    truth_movie = HandMovie(seed=seed, size=(1280, 720), fps=10, hands=1, deck=deck,
+                            render=False)
+    for _ in truth_movie.frames():
+        pass
+    truth = [(e["seat"], e["card"]) for e in truth_movie.events if e["type"] == "play"]
+    fourth = [e for e in truth_movie.events if e["type"] == "play"][3]
+    assert truth_movie.factors["light"] == "dim"
+    log = GameLog.open(tmp_path / "data")
+    source = MovieRecording(HandMovie(seed=seed, size=(1280, 720), fps=10, hands=1, deck=deck),
+                            stop_at=fourth["clear_frame"] + 40)
+    events, _, _ = watch_source(tmp_path, source, log, deck)
+    assert play_events(events) == truth[:4]
+    assert not any("not on turn" in e.get("message", "") for e in events)
