@@ -603,7 +603,7 @@ def test_a_card_read_as_another_first_needs_reads_that_agree(other_played) -> No
         tracker.feed(n, laid.image, lambda: expect, out.append)
         if any(o.kind == "play" for o in out):
             # (this expectation keeps south on turn after its play, with the other
-            # sides' cards waiting: the seat on turn would be looked at once more)
+            # sides' cards waiting: the seat on turn would be looked at again)
             break
     assert [(o.seat, o.card) for o in out if o.kind == "play"] == [("south", "moon-purgatory")]
     assert len(south) == 1 + CONFIRM_READS + (0 if other_played else DOUBT_EXTRA_READS)
@@ -825,13 +825,13 @@ def test_a_card_no_outline_shows_is_read_where_the_side_changed(monkeypatch) -> 
 
 
 @pytest.mark.slow
-def test_a_card_laid_where_no_motion_showed_is_read_once_a_later_card_waits(tmp_path) -> None:
+def test_a_card_laid_where_no_motion_showed_is_read_while_a_later_card_waits(tmp_path) -> None:
     # Dim light, a dark cloth, a dark hand laying a dark blue card: the side of the seat
     # on turn hardly changes, and nothing there moves by MOTION_LEVEL (tuning deck 109's
-    # hand: east's third card of the trick). When the next seat's card comes, the side
-    # on turn is looked at once before that card goes to the rules: the card found there
-    # is the play in turn, and the later card follows it (it was refused as out of turn,
-    # and so was every card after it).
+    # hand: east's third card of the trick). While the next seat's card waits, the side
+    # on turn is looked at again before that card goes to the rules: the card found
+    # there is the play in turn, and the later card follows it (it was refused as out of
+    # turn, and so was every card after it).
     from vision.sim.split import TUNING_SEEDS
 
     seed, deck = TUNING_SEEDS.start + 800_086, 109

@@ -21,10 +21,10 @@ in turn order, in the order they were laid. A card at a seat that is not on turn
 waits while the seat on turn may still be laying its card. Then:
 
 * if nothing was seen laid at the seat on turn since its last play (no hand reached
-  there, or its side looks as it did), that side is looked at once (a dark hand
-  laying a dark card in dim light may change it too little to be seen); a new card
-  found there is the play in turn, else the waiting card goes to the rules, which
-  refuse it (R9) — a warning, never a play;
+  there, or its side looks as it did), that side is looked at again while the card
+  waits, as below (a dark hand laying a dark card in dim light may change it too
+  little to be seen); a new card confirmed there is the play in turn, else the
+  waiting card goes to the rules, which refuse it (R9) — a warning, never a play;
 * if a hand reached there but the tracker confirmed no card (read while partly
   covered or shadowed, a card the recogniser cannot name, a blank face it takes
   for no card), the tracker looks again at that side every :data:`FORCE_EVERY`
@@ -1166,7 +1166,7 @@ class TableTracker:
         """Cards wait for the seat on turn, where something was laid that was not
         confirmed: look at that side again now and then, though nothing moves (its
         first reads may have been taken while something partly covered it). Where
-        nothing was seen laid there, it is looked at once while a later card waits: a
+        nothing was seen laid there, it is looked at so while a later card waits: a
         dark hand laying a dark card in dim light moves the side too little to be seen
         (tuning hand 1800086, deck 109: east's sun-priest, its side never read, and
         every later card refused as out of turn)."""
@@ -1175,8 +1175,8 @@ class TableTracker:
         if (turn is None or turn.held or turn.dirty or turn.forced >= FORCE_READS
                 or self.looks < turn.next_force):
             return
-        if not self._laid_unseen(turn) and (turn.forced or not any(
-                z.held for z in self.zones.values() if z is not turn)):
+        if not self._laid_unseen(turn) and not any(
+                z.held for z in self.zones.values() if z is not turn):
             return
         turn.forced += 1
         turn.next_force = self.looks + FORCE_EVERY
