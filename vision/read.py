@@ -525,22 +525,14 @@ class SideReader:
         return float(np.median(self.seen_long_mm))
 
     def _identity(self, bank: FaceBank, row: np.ndarray, card: np.ndarray,
-                  light: tuple[float, float, float] = (1.0, 1.0, 1.0),
-                  light_known: bool = True) -> Identity:
+                  light: tuple[float, float, float] = (1.0, 1.0, 1.0)) -> Identity:
         n = len(bank.ids)
         card, row = self._unlit(bank, row, card)
         best = bank.ids[int(np.argmax(row)) % n]
         # the cult by colour; the face decides among that cult's cards (two faces alike
         # but for their colours, as one picture printed in each cult's, are told apart
         # by colour, not by a correlation that standardises each channel)
-        cult = colour_cult(card, self.cult_hist, light, self.cult_hue,
-                           light_known=light_known)
-        if cult is None and light_known:
-            # the light known leaves the colours undecided (a deck without neutral
-            # parts under a warm lamp: tuning deck 109's moon-altar, 0.96, read
-            # "unknown" against its sun twin): the hues alone, where one cult's are
-            # many times the other's (HUE_RATIO), as where no light is known
-            cult = colour_cult(card, self.cult_hist, light, self.cult_hue, light_known=False)
+        cult = colour_cult(card, self.cult_hist, light, self.cult_hue)
         allowed = None if cult is None else self.cults[cult]
         card_id, score, turned, margin, rival = bank.decide(row, allowed, card, light)
         if card_id != "unknown":
@@ -612,8 +604,7 @@ class SideReader:
         # no Twilight card shows the light here: its print's neutral parts do, where
         # the card shows its best face clearly enough to say where those lie
         light = fine.light_on(card, int(np.argmax(row))) if row.max() >= NAME_SCORE else None
-        ident = self._identity(fine, row, card, light or (1.0, 1.0, 1.0),
-                               light_known=light is not None)
+        ident = self._identity(fine, row, card, light or (1.0, 1.0, 1.0))
         return (np.roll(q, 2, axis=0) if ident.upside_down else q), ident
 
 
@@ -669,15 +660,17 @@ def align(frame: np.ndarray, quad: np.ndarray, bank: FaceBank, face: int) -> np.
 
 def colour_cult(card: np.ndarray, cult_hist: dict[str, np.ndarray],
                 light: tuple[float, float, float] = (1.0, 1.0, 1.0),
-                cult_hue: dict[str, np.ndarray] | None = None, *,
-                light_known: bool = True) -> str | None:
+                cult_hue: dict[str, np.ndarray] | None = None) -> str | None:
     """The cult whose chroma histogram the card's colours (divided by the *light*
     the Twilight card shows, so as taught) overlap clearly more (MIN_CULT_MARGIN), or
     None (also when fewer than MIN_CHROMATIC of its pixels have a colour at all).
     Where neither does (a light dimmer or brighter than the *light* known, as in a
     photo of one card, scales every chroma), the cult whose *cult_hue* (hue
-    histograms, :func:`vision.profile.hue_hist`) its hues overlap clearly more; or,
-    with no light known (*light_known* false), many times more (HUE_RATIO)."""
+    histograms, :func:`vision.profile.hue_hist`) its hues overlap clearly more, or
+    many times more (HUE_RATIO): with no light known (a photo of one card without
+    neutral parts), or the light known leaving the colours undecided (a deck without
+    neutral parts under a warm lamp: tuning deck 109's moon-altar, 0.96, read
+    "unknown" against its sun twin)."""
     gains = 1.0 / np.maximum(np.float32(light), 0.05)
     card = np.clip(card.astype(np.float32) * gains, 0, 255).astype(np.uint8)
     lab = cv2.cvtColor(card, cv2.COLOR_BGR2Lab)
@@ -698,7 +691,7 @@ def colour_cult(card: np.ndarray, cult_hist: dict[str, np.ndarray],
     (c1, o1), (_, o2) = sorted(overlap.items(), key=lambda kv: -kv[1])[:2]
     if o1 - o2 >= MIN_CULT_MARGIN:
         return c1
-    return c1 if not light_known and o1 >= max(HUE_FLOOR, HUE_RATIO * o2) else None
+    return c1 if o1 >= max(HUE_FLOOR, HUE_RATIO * o2) else None
 
 
 def _on_three_sides(sides: np.ndarray, count: int) -> list[int]:
