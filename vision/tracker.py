@@ -1165,18 +1165,16 @@ class TableTracker:
                     emit: Callable[[Observation], None]) -> None:
         """Cards wait for the seat on turn, where something was laid that was not
         confirmed: look at that side again now and then, though nothing moves (its
-        first reads may have been taken while something partly covered it). Where
-        nothing was seen laid there, it is looked at so while a later card waits: a
+        first reads may have been taken while something partly covered it); while a
+        later card waits, so too where nothing was seen laid there: a
         dark hand laying a dark card in dim light moves the side too little to be seen
         (tuning hand 1800086, deck 109: east's sun-priest, its side never read, and
         every later card refused as out of turn)."""
         rules = expect()
         turn = self.zones.get(rules.next_seat or "")
+        waiting = turn is not None and any(z.held for z in self.zones.values() if z is not turn)
         if (turn is None or turn.held or turn.dirty or turn.forced >= FORCE_READS
-                or self.looks < turn.next_force):
-            return
-        if not self._laid_unseen(turn) and not any(
-                z.held for z in self.zones.values() if z is not turn):
+                or self.looks < turn.next_force or not (waiting or self._laid_unseen(turn))):
             return
         turn.forced += 1
         turn.next_force = self.looks + FORCE_EVERY
