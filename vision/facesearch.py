@@ -38,6 +38,12 @@ SEARCH_TURNS = 16
 #: its face better (:func:`vision.proposals.polish`, its size left): half the search's
 #: step, then half that.
 PLACE_STEPS = (0.12, 0.06)
+#: Moves a place may make at each of those steps while its face fits better. The
+#: lattice's best outline lies within half a lattice step of *a* good fit, not always
+#: of the best one (on a pile of like cards the card beneath fits a little too): one
+#: move a step left places a fifth of a card off the card on top. Four moves of
+#: PLACE_STEPS[0] reach half a card.
+PLACE_MOVES = 4
 #: Sizes a place is proposed at, about the cards' expected size (the median of the
 #: last cards named, or the nominal card's): a camera tilted 15 degrees shows a card
 #: near it a sixth bigger than one across the table.
@@ -124,7 +130,7 @@ def search(grid: DeckGrid, img: np.ndarray, long_px: float,
         j = int(np.argmax(s[i]))
         q = quads[i] if j < n_faces else Q.roll_corners(quads[i], 2)
         q, sc = polish(grid.grids[j % n_faces], pyramid, q[None], PLACE_STEPS, grow=False,
-                       any_turn=False)
+                       any_turn=False, most=PLACE_MOVES)
         found.append((q[0], float(sc[0, 0])))
     out = np.stack([q for q, _ in found])
     scores = np.float32([sc for _, sc in found])

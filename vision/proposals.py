@@ -288,15 +288,16 @@ def moved(quads: np.ndarray, moves: np.ndarray) -> np.ndarray:
 
 def polish(grid: FaceGrid, pyramid: Pyramid, quads: np.ndarray,
            steps: tuple[float, ...] = POLISH_STEPS, halves: bool = False, *,
-           grow: bool = True, any_turn: bool = True) -> tuple[np.ndarray, np.ndarray]:
+           grow: bool = True, any_turn: bool = True, most: int = 1
+           ) -> tuple[np.ndarray, np.ndarray]:
     """*quads* (N x 4 x 2) each moved to where :meth:`FaceGrid.scores` is best (with
     *halves*: the best of its halves, for a card partly covered): at each step (a
     share of the card) shifted either way along both its sides, turned (that many
     radians) and, with *grow*, grown by as much (without, its size is left: a coarse
     grid tells where a face is far better than how big it is), or left; a move is
-    taken only when it scores better than where the quad lies. Weighed at its best
-    turn, or (not *any_turn*) at its corner 0 as the face's top left only. Returns the
-    quads and their scores (N x 4)."""
+    taken only when it scores better than where the quad lies, up to *most* moves a
+    step (:func:`climb`). Weighed at its best turn, or (not *any_turn*) at its corner
+    0 as the face's top left only. Returns the quads and their scores (N x 4)."""
     def weigh(quads: np.ndarray) -> np.ndarray:
         seen = grid.seen_turns(pyramid, quads)
         return grid.weigh_halves(seen) if halves else grid.weigh(seen, False)[0]
@@ -309,25 +310,31 @@ def polish(grid: FaceGrid, pyramid: Pyramid, quads: np.ndarray,
         v = np.float32([-d, 0.0, d])
         g = np.float32([1 / (1 + d), 1.0, 1 + d]) if grow else np.float32([1.0])
         moves.append(np.stack(np.meshgrid(v, v, v, g, indexing="ij"), -1).reshape(-1, 4))
-    return climb(np.asarray(quads, np.float32), weigh, rank, moves)
+    return climb(np.asarray(quads, np.float32), weigh, rank, moves, most)
 
 
 def climb(quads: np.ndarray, weigh: Callable[[np.ndarray], np.ndarray],
-          rank: Callable[[np.ndarray], np.ndarray], steps: list[np.ndarray]
-          ) -> tuple[np.ndarray, np.ndarray]:
+          rank: Callable[[np.ndarray], np.ndarray], steps: list[np.ndarray],
+          most: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """*quads* (N x 4 x 2) each moved by the best of each step's moves (M x 4, as
-    :func:`moved` takes them) in turn, where that scores better than where it lies:
+    :func:`moved` takes them) in turn, where that scores better than where it lies,
+    and again from there while that scores better, at most *most* times a step:
     *weigh* scores quads (K x 4 x 2 -> K x ...), *rank* orders scores (... -> K).
     Returns the quads and their scores."""
-    q = quads
-    best = weigh(q)
+    q = np.array(quads, np.float32)
+    best = np.array(weigh(q))
     for moves in steps:
-        tried = moved(q, moves)  # N x M x 4 x 2
-        score = weigh(tried.reshape(-1, 4, 2))
-        score = score.reshape(len(q), len(moves), *score.shape[1:])
-        k = np.argmax(rank(score), axis=1)
-        n = np.arange(len(q))
-        better = rank(score[n, k]) > rank(best)
-        q = np.where(better[:, None, None], tried[n, k], q)
-        best = np.where(better.reshape(-1, *[1] * (best.ndim - 1)), score[n, k], best)
+        live = np.arange(len(q))
+        for _ in range(most):
+            if not len(live):
+                break
+            tried = moved(q[live], moves)  # L x M x 4 x 2
+            score = weigh(tried.reshape(-1, 4, 2))
+            score = score.reshape(len(live), len(moves), *score.shape[1:])
+            k = np.argmax(rank(score), axis=1)
+            n = np.arange(len(live))
+            better = rank(score[n, k]) > rank(best[live])
+            q[live[better]] = tried[n[better], k[better]]
+            best[live[better]] = score[n[better], k[better]]
+            live = live[better]
     return q, best

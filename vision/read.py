@@ -45,7 +45,7 @@ from vision.faces import (
     rectify,
     rectify_all,
 )
-from vision.facesearch import PLACE_STEPS, DeckGrid
+from vision.facesearch import PLACE_MOVES, PLACE_STEPS, DeckGrid
 from vision.facesearch import search as face_search
 from vision.glare import without_glare
 from vision.locate import (
@@ -271,7 +271,10 @@ class SideReader:
             # elsewhere
             fq, _ = face_search(self.grid, crop, expected, here)
             if len(fq):
-                fq = Q.refine(fq.reshape(-1, 4, 2), maps)  # onto its sides with edges
+                # as placed and refined onto its sides with edges (on a pile, the
+                # edges nearest may be the card's beneath)
+                fq = fq.reshape(-1, 4, 2)
+                fq = np.concatenate([fq, Q.refine(fq, maps)])
                 by_face, _ = self._settle(zone, [portrait(clockwise(q)) for q in fq],
                                           Q.side_support(fq, maps), (1.0,), True)
                 if by_face is not None and by_face[1].card_id != "unknown":
@@ -573,11 +576,12 @@ class SideReader:
     def _placed(self, frame: np.ndarray, quads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Each of *quads* (N x 4 x 2, frame px, portrait) moved to where a face fits it
         best at the coarsest resolution: at each of PLACE_STEPS (a share of the card)
-        shifted either way along both its sides, then turned by half as many radians:
-        (the quads moved, their best correlation with any face)."""
+        shifted either way along both its sides, then turned by half as many radians,
+        again while that fits better (at most PLACE_MOVES times): (the quads moved,
+        their best correlation with any face)."""
         return P.climb(quads.astype(np.float32),
                        lambda q: self.coarse_scores(frame, list(q)).max(axis=1),
-                       lambda s: s, _PLACE_MOVES)
+                       lambda s: s, _PLACE_MOVES, PLACE_MOVES)
 
     def coarse_scores(self, frame: np.ndarray, quads: list[np.ndarray]) -> np.ndarray:
         """Correlations (N x 2K) of the insides of *quads* (frame px; TL, TR, BR, BL of a
