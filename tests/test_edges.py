@@ -12,7 +12,7 @@ import cv2
 import numpy as np
 import pytest
 
-from vision.quads import edge_maps, side_support
+from vision.quads import card_shaped, edge_maps, side_support
 
 SIZE = (640, 360)  # the size the Twilight card is looked for at
 
@@ -53,3 +53,22 @@ def test_noise_makes_no_edges_and_a_cards_sides_still_do(seed):
     assert noise_edges < 0.02, f"{noise_edges:.3f} of the noisy cloth makes edges"
     support = side_support(card[None], maps)[0]
     assert support.min() >= 0.8, support
+
+
+def test_card_shaped_takes_a_cards_outline_ratio_and_size_turned_any_way():
+    """A card 88 x 63 px (ratio 1.4) turned any way, or its outline ratio a tenth off
+    (a tilted camera, an outline refined freely), is card-shaped for cards 60-150 px
+    long; a quad at half that size, a
+    square, or a card twice as long is not (a patch of a card's face that an
+    alignment shrank onto, a cloth's square)."""
+    def rect(w: float, h: float, turn_deg: float = 0.0) -> np.ndarray:
+        a = np.radians(turn_deg)
+        r = np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
+        local = np.array([(-w / 2, -h / 2), (w / 2, -h / 2), (w / 2, h / 2), (-w / 2, h / 2)])
+        return (local @ r.T + 200).astype(np.float32)
+
+    aspect, long_range = 88 / 63, (60.0, 150.0)
+    cards = [rect(63, 88, t) for t in (0, 33, 90, 145)] + [rect(58, 92), rect(88, 63, 10)]
+    assert card_shaped(np.stack(cards), aspect, long_range).all()
+    others = np.stack([rect(31, 44, 20), rect(60, 60), rect(126, 176)])
+    assert not card_shaped(others, aspect, long_range).any()

@@ -537,15 +537,24 @@ def card_quads(img: np.ndarray, aspect: float, long_range: tuple[float, float], 
     idx = rough_distinct(hyp, order, 2 * keep if rough is None else rough)
     q = refine(hyp[idx], maps)
     sides = side_support(q, maps)
-    d = np.hypot(*(roll_corners(q, 1, axis=1) - q).transpose(2, 0, 1))
-    long = np.maximum(d[:, 0] + d[:, 2], d[:, 1] + d[:, 3]) / 2
-    short = np.minimum(d[:, 0] + d[:, 2], d[:, 1] + d[:, 3]) / 2
-    ok = ((long >= long_range[0] * 0.9) & (long <= long_range[1] * 1.1) & (short >= 3)
-          & (np.abs(np.log(long / np.maximum(short, 1e-6) / aspect)) <= np.log(ASPECT_TOLERANCE)))
-    score = np.where(ok, sides.mean(axis=1), -1.0)
+    score = np.where(card_shaped(q, aspect, long_range), sides.mean(axis=1), -1.0)
     order = np.argsort(-score, kind="stable")
     order = [i for i in rough_distinct(q, order, keep) if score[i] >= 0]
     return q[order], sides[order]
+
+
+def card_shaped(quads: np.ndarray, aspect: float, long_range: tuple[float, float]
+                ) -> np.ndarray:
+    """Which of *quads* (N x 4 x 2) have a card's shape: outline ratio within
+    ASPECT_TOLERANCE of *aspect* (long / short) and long side within *long_range* px
+    (a tenth either way beyond it: the sides were refined freely)."""
+    q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
+    d = np.hypot(*(roll_corners(q, 1, axis=1) - q).transpose(2, 0, 1))
+    long = np.maximum(d[:, 0] + d[:, 2], d[:, 1] + d[:, 3]) / 2
+    short = np.minimum(d[:, 0] + d[:, 2], d[:, 1] + d[:, 3]) / 2
+    return ((long >= long_range[0] * 0.9) & (long <= long_range[1] * 1.1) & (short >= 3)
+            & (np.abs(np.log(long / np.maximum(short, 1e-6) / aspect))
+               <= np.log(ASPECT_TOLERANCE)))
 
 
 def refine_to(frame: np.ndarray, quad: np.ndarray, margin: float = 0.15) -> np.ndarray:

@@ -479,7 +479,12 @@ class SideReader:
         # (:func:`vision.quads.refine`'s reach).
         outline = float(Q.side_support(Q.refine(((quad - off) * np.float32(f))[None],
                                                 zone.maps), zone.maps)[0].mean())
-        if ident.card_id != "unknown" and outline < OUTLINE_NAMED:
+        # nor is a quad aligned onto a part of a card (a patch of a plain face on a
+        # pile, at the wrong scale) a card: the card named has a card's shape
+        long_px = CARD_MM[1] * zone.native
+        shaped = bool(Q.card_shaped(quad, self.aspect, (CARD_SIZE_RANGE[0] * long_px,
+                                                         CARD_SIZE_RANGE[1] * long_px))[0])
+        if ident.card_id != "unknown" and (outline < OUTLINE_NAMED or not shaped):
             ident = replace(ident, card_id="unknown", confidence=min(ident.confidence, 0.49))
         if ident.upside_down:
             quad = np.roll(quad, 2, axis=0)
