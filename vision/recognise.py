@@ -144,7 +144,17 @@ class Recogniser:
             result["sides"] = {s.value: None for s in SEATS}
             self.timings["total_ms"] = self.timings["locate_ms"]
             return result
-        readings = {s.value: self.read_side(frame, pose, s) for s in SEATS}
+        readings, sized = {}, {}
+        for s in SEATS:
+            sized[s.value] = bool(self.reader.seen_long_mm)
+            readings[s.value] = self.read_side(frame, pose, s)
+        if self.reader.seen_long_mm:
+            # a side read before any card's size was known, with a nominal card's
+            # size assumed (a deck's cards may be a fifth bigger or smaller than that in
+            # the Twilight card's frame), read again once a card named here taught it
+            for s in SEATS:
+                if not sized[s.value] and readings[s.value].card_id in (None, "unknown"):
+                    readings[s.value] = self.read_side(frame, pose, s)
         self.last_readings = readings
         result["twilight"] = {"found": True, "moon_seats": list(pose.moon_seats)}
         result["sides"] = {seat: r.card_id for seat, r in readings.items()}
