@@ -223,7 +223,6 @@ class SideReader:
         crop = frame[y0:y1, x0:x1]
         if f < 1.0:
             crop = cv2.resize(crop, None, fx=f, fy=f, interpolation=cv2.INTER_AREA)
-        long_nominal = CARD_MM[1] * native * f
         expected = self.card_long_mm() * native * f
         maps = Q.edge_maps(crop)
         Hinv = np.linalg.inv(pose.homography)
@@ -237,8 +236,7 @@ class SideReader:
             return (np.argmax(out, axis=1) == side) & (out[:, side] > 0)
 
         qs, sides = Q.card_quads(crop, self.aspect,
-                                 (CARD_SIZE_RANGE[0] * long_nominal,
-                                  CARD_SIZE_RANGE[1] * long_nominal), keep=CANDIDATES,
+                                 card_long_range(native * f), keep=CANDIDATES,
                                  long_px=expected, maps=maps)
         if len(qs):
             ok = here(qs.mean(axis=1))
@@ -481,9 +479,7 @@ class SideReader:
                                                 zone.maps), zone.maps)[0].mean())
         # nor is a quad aligned onto a part of a card (a patch of a plain face on a
         # pile, at the wrong scale) a card: the card named has a card's shape
-        long_px = CARD_MM[1] * zone.native
-        shaped = bool(Q.card_shaped(quad, self.aspect, (CARD_SIZE_RANGE[0] * long_px,
-                                                         CARD_SIZE_RANGE[1] * long_px))[0])
+        shaped = bool(Q.card_shaped(quad, self.aspect, card_long_range(zone.native))[0])
         if ident.card_id != "unknown" and (outline < OUTLINE_NAMED or not shaped):
             ident = replace(ident, card_id="unknown", confidence=min(ident.confidence, 0.49))
         if ident.upside_down:
@@ -643,6 +639,13 @@ def _runs_on(quad: np.ndarray, maps: Q.EdgeMaps) -> float:
             for dy in (-2, -1, 0, 1, 2):
                 tries.append(turned + np.float32([dx, dy]))
     return float(np.median(Q.run_on(np.stack(tries), maps).max(axis=0)))
+
+
+def card_long_range(px_per_mm: float) -> tuple[float, float]:
+    """The long side (px) a side card may have at *px_per_mm*: CARD_SIZE_RANGE of a
+    nominal card's (the outline proposals and a named card's shape both take it)."""
+    long = CARD_MM[1] * px_per_mm
+    return (CARD_SIZE_RANGE[0] * long, CARD_SIZE_RANGE[1] * long)
 
 
 def portrait(quad: np.ndarray) -> np.ndarray:
