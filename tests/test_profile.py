@@ -12,7 +12,7 @@ import pytest
 from companion.cli import main
 from companion.core.cards import CARD_IDS
 from vision.deck_art import render_card
-from vision.profile import REQUIRED_IDS, DeckProfile, builtin_profile
+from vision.profile import REQUIRED_IDS, DeckProfile, builtin_profile, hue_hist
 
 
 def _write_deck(folder, style: int, ext: str = ".png", skip=()):
@@ -129,3 +129,20 @@ def test_enrol_refuses_huge_images_before_decoding(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "sun-altar.png" in err and "too many pixels" in err
     assert not out.exists()
+
+
+def _patch_at_hue(degrees: float, chroma: float = 40.0) -> np.ndarray:
+    """A plain BGR patch whose Lab a*, b* lie at *degrees* and *chroma*."""
+    t = np.radians(degrees)
+    lab = np.uint8([[[150, round(128 + chroma * np.cos(t)), round(128 + chroma * np.sin(t))]]])
+    return np.repeat(np.repeat(cv2.cvtColor(lab, cv2.COLOR_Lab2BGR), 8, 0), 8, 1)
+
+
+def test_hues_a_few_degrees_apart_fill_alike_bins_wherever_the_bins_edges_fall():
+    # a light's colour, misjudged a little, turns a card's hue by a few degrees: the
+    # cult's hues must still meet the card's where a bin's edge lies between them
+    for degrees in range(0, 360, 3):
+        a, b = hue_hist(_patch_at_hue(degrees)), hue_hist(_patch_at_hue(degrees + 12))
+        assert float(np.minimum(a, b).sum()) > 0.25, degrees
+    # and hues far apart still meet nowhere
+    assert float(np.minimum(hue_hist(_patch_at_hue(100)), hue_hist(_patch_at_hue(250))).sum()) == 0

@@ -184,9 +184,14 @@ def hue_hist(bgr: np.ndarray) -> np.ndarray:
     a, b = lab[:, 1] - 128, lab[:, 2] - 128
     chroma = np.hypot(a, b)
     keep = chroma > CHROMA_MIN
-    turn = (np.arctan2(b[keep], a[keep]) / (2 * np.pi)) % 1.0
-    hist = np.bincount(np.minimum((turn * HUE_BINS).astype(np.int64), HUE_BINS - 1),
-                       weights=chroma[keep], minlength=HUE_BINS)
+    # each pixel shared between the two bins whose middles its hue lies between, so
+    # that hues a few degrees apart fill alike bins wherever the bins' edges fall
+    at = (np.arctan2(b[keep], a[keep]) / (2 * np.pi)) % 1.0 * HUE_BINS - 0.5
+    low = np.floor(at)
+    upper = (at - low) * chroma[keep]
+    low = low.astype(np.int64) % HUE_BINS
+    hist = (np.bincount(low, weights=chroma[keep] - upper, minlength=HUE_BINS)
+            + np.bincount((low + 1) % HUE_BINS, weights=upper, minlength=HUE_BINS))
     total = float(hist.sum())
     return hist / total if total > 0 else hist
 
