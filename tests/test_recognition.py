@@ -261,6 +261,19 @@ def test_a_side_read_before_the_cards_size_is_known_is_read_again():
     assert rec.recognise(scene.image)["sides"] == scene.truth["sides"]
 
 
+def test_alike_faces_duel_on_the_picture_that_lies_on_the_cards_edges():
+    """Faces a numeral apart each pull the card, aligned with them, to where their own
+    fine print lies. Tuning scene 1 505 005 (deck 105, 1920 x 1080, dim): north's
+    sun-adept, 152 px long on the card beneath, aligned with sun-priest's print lies
+    3.5% off and the duel on that picture names the priest; aligned with its own, the
+    adept fits better and its outline lies on the card's edges. The duel is fought on
+    the picture whose outline lies on the edges: the adept."""
+    scene = render_scene(1_505_005, size=(1920, 1080), deck=105)
+    rec = Recogniser(load_deck(taught_deck(105)))
+    assert scene.truth["sides"]["north"] == "sun-adept"
+    assert rec.recognise(scene.image)["sides"]["north"] == "sun-adept"
+
+
 def _gingham(period_px: float, turn_deg: float, size: tuple[int, int] = SIZE) -> np.ndarray:
     """A blue gingham cloth of *size*: white, light and dark squares *period_px* / 2
     across, its weave turned *turn_deg*."""

@@ -451,6 +451,7 @@ class SideReader:
         # the deck's margins against every face as well as that face can fit it (a
         # rival that fits as well at its own alignment leaves the card undecided)
         rows = [row]
+        held = []  # rivals that fit better at their own alignment, short of taking over
         for k in tries:
             if k == ranked[0] and fine is middle:
                 continue  # aligned with it already
@@ -466,17 +467,35 @@ class SideReader:
             if r2[k] < row.max():
                 continue
             if k % n != int(np.argmax(row)) % n and 1 - r2[k] > MARGIN_SHARE * (1 - row.max()):
+                held.append((q, r2, p2))
                 continue
             quad, row, pic = q, r2, p2
+
+        def on_edges(q: np.ndarray) -> float:
+            # how well a quad's outline, looked for a little about it
+            # (:func:`vision.quads.refine`'s reach: an alignment fits the print), lies
+            # on edges all round
+            return float(Q.side_support(Q.refine(((q - off) * np.float32(f))[None],
+                                                 zone.maps), zone.maps)[0].mean())
+
+        outline = on_edges(quad)
+        if held:
+            # each alike face pulls the card to where its own fine print lies (a
+            # numeral's bars onto its own), and the duel then names the face the
+            # picture was aligned with; the card's outline does not move with the face:
+            # the duel is fought on the picture whose quad lies on the card's edges best
+            # (tuning scene 1505005 north: a sun-adept of 152 px aligned 3.5% off as
+            # sun-priest won its duel on that picture, and lost on its own)
+            for q, r2, p2 in held:
+                there = on_edges(q)
+                if there > outline:
+                    quad, row, pic, outline = q, r2, p2, there
         row = np.max(rows, axis=0)
         support = float(sides[i].min())
         ident = self._identity(fine, row, pic, zone.pose.light)
         # the card named must lie where its outline is: a quad aligned inside a card
-        # (on a figure of its print, at the wrong scale) has no edges along its sides.
-        # The alignment fits the print, so the outline is looked for a little about it
-        # (:func:`vision.quads.refine`'s reach).
-        outline = float(Q.side_support(Q.refine(((quad - off) * np.float32(f))[None],
-                                                zone.maps), zone.maps)[0].mean())
+        # (on a figure of its print, at the wrong scale) has no edges along its sides
+        # (*outline*: :func:`on_edges`)
         # nor is a quad aligned onto a part of a card (a patch of a plain face on a
         # pile, at the wrong scale) a card: the card named has a card's shape
         shaped = bool(Q.card_shaped(quad, self.aspect, card_long_range(zone.native))[0])
