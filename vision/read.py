@@ -472,11 +472,7 @@ class SideReader:
             quad, row, pic = q, r2, p2
 
         def on_edges(q: np.ndarray) -> float:
-            # how well a quad's outline, looked for a little about it
-            # (:func:`vision.quads.refine`'s reach: an alignment fits the print), lies
-            # on edges all round
-            return float(Q.side_support(Q.refine(((q - off) * np.float32(f))[None],
-                                                 zone.maps), zone.maps)[0].mean())
+            return _on_edges((q - off) * np.float32(f), zone.maps)
 
         outline = on_edges(quad)
         if held:
@@ -625,11 +621,42 @@ class SideReader:
         q = align(frame, grown[j], fine, int(np.argmax(s[j])))
         card = without_glare(rectify(frame, q, fine.size))
         row = fine.scores(card[None])[0]
+        # as a side card (:meth:`_settle`): the card aligned with its rivals of other
+        # prints too, each face weighed at its best alignment, and the duel fought on
+        # the picture whose outline lies on the photo's edges best among the first
+        # face's and those of rivals that fit better at their own
+        n = len(fine.ids)
+        ranked = [int(k) for k in np.argsort(-row)]
+        rows, held = [row], []
+        for k in ranked[1:RIVALS + 1]:
+            if k % n == ranked[0] % n or fine.alike[ranked[0] % n, k % n] >= DISTINCT_FACES:
+                continue  # the face turned, or printed alike: aligned alike
+            qk = align(frame, q, fine, k)
+            ck = without_glare(rectify(frame, qk, fine.size))
+            rk = fine.scores(ck[None])[0]
+            rows.append(rk)
+            if rk[k] > row.max():
+                held.append((qk, ck))
+        if held:
+            maps = Q.edge_maps(frame)
+            outline = _on_edges(q, maps)
+            for qk, ck in held:
+                there = _on_edges(qk, maps)
+                if there > outline:
+                    q, card, outline = qk, ck, there
+        row = np.max(rows, axis=0)
         # no Twilight card shows the light here: its print's neutral parts do, where
         # the card shows its best face clearly enough to say where those lie
         light = fine.light_on(card, int(np.argmax(row))) if row.max() >= NAME_SCORE else None
         ident = self._identity(fine, row, card, light or (1.0, 1.0, 1.0))
         return (np.roll(q, 2, axis=0) if ident.upside_down else q), ident
+
+
+def _on_edges(quad: np.ndarray, maps: Q.EdgeMaps) -> float:
+    """How well *quad*'s outline (px of *maps*), looked for a little about it
+    (:func:`vision.quads.refine`'s reach: an alignment fits the print, not the
+    outline), lies on edges all round: its sides' mean support."""
+    return float(Q.side_support(Q.refine(quad[None], maps), maps)[0].mean())
 
 
 def _can_overtake(alike: np.ndarray | float, score: float) -> np.ndarray:
