@@ -474,18 +474,13 @@ class SideReader:
         def on_edges(q: np.ndarray) -> float:
             return _on_edges((q - off) * np.float32(f), zone.maps)
 
-        outline = on_edges(quad)
-        if held:
-            # each alike face pulls the card to where its own fine print lies (a
-            # numeral's bars onto its own), and the duel then names the face the
-            # picture was aligned with; the card's outline does not move with the face:
-            # the duel is fought on the picture whose quad lies on the card's edges best
-            # (tuning scene 1505005 north: a sun-adept of 152 px aligned 3.5% off as
-            # sun-priest won its duel on that picture, and lost on its own)
-            for q, r2, p2 in held:
-                there = on_edges(q)
-                if there > outline:
-                    quad, row, pic, outline = q, r2, p2, there
+        # each alike face pulls the card to where its own fine print lies (a numeral's
+        # bars onto its own), and the duel then names the face the picture was aligned
+        # with; the card's outline does not move with the face: the duel is fought on
+        # the picture whose quad lies on the card's edges best (tuning scene 1505005
+        # north: a sun-adept of 152 px aligned 3.5% off as sun-priest won its duel on
+        # that picture, and lost on its own)
+        (quad, row, pic), outline = _best_on_edges([(quad, row, pic)] + held, on_edges)
         row = np.max(rows, axis=0)
         support = float(sides[i].min())
         ident = self._identity(fine, row, pic, zone.pose.light)
@@ -639,11 +634,7 @@ class SideReader:
                 held.append((qk, ck))
         if held:
             maps = Q.edge_maps(frame)
-            outline = _on_edges(q, maps)
-            for qk, ck in held:
-                there = _on_edges(qk, maps)
-                if there > outline:
-                    q, card, outline = qk, ck, there
+            (q, card), _ = _best_on_edges([(q, card)] + held, lambda x: _on_edges(x, maps))
         row = np.max(rows, axis=0)
         # no Twilight card shows the light here: its print's neutral parts do, where
         # the card shows its best face clearly enough to say where those lie
@@ -657,6 +648,14 @@ def _on_edges(quad: np.ndarray, maps: Q.EdgeMaps) -> float:
     (:func:`vision.quads.refine`'s reach: an alignment fits the print, not the
     outline), lies on edges all round: its sides' mean support."""
     return float(Q.side_support(Q.refine(quad[None], maps), maps)[0].mean())
+
+
+def _best_on_edges(candidates: list[tuple], on_edges) -> tuple[tuple, float]:
+    """Among *candidates* (tuples whose first item is a quad), the one whose quad lies
+    on edges best by *on_edges* (the first of equals), and how well it lies."""
+    there = [on_edges(c[0]) for c in candidates]
+    k = int(np.argmax(there))
+    return candidates[k], there[k]
 
 
 def _can_overtake(alike: np.ndarray | float, score: float) -> np.ndarray:
