@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from watch_helpers import MovieRecording, glare_on_card, watch_source
 
+from companion.core.cards import CARD_IDS
 from companion.core.gamelog import GameLog
 from vision.sim.movie import HandMovie
 from vision.sim.simulator import Arm
@@ -319,6 +320,41 @@ def test_the_card_the_rules_expect_read_well_and_whole_needs_one_read() -> None:
     assert plays == [("south", "moon-purgatory")]
     not_expected, _ = reads("east")
     assert not_expected == expected + 1
+
+
+def test_the_cards_played_are_no_rivals_for_a_card_laid_but_those_lying_are() -> None:
+    # the tracker tells the recogniser which cards may lie at a side (R3: each card is
+    # played once a hand): those not played yet this hand, or lying at a side now (the
+    # card on top read again, a neighbour's reaching into the zone); any card while the
+    # last trick is cleared away
+    from vision.sim.decks import taught_deck
+    from vision.tracker import Expectation, TableTracker
+
+    laid, _ = _purgatory_laid()
+    played = frozenset({"sun-adept", "moon-priest", "sun-souls-3"})
+
+    def told(expect: Expectation, east_top: str | None = None) -> list:
+        tracker = TableTracker(taught_deck(0))
+        tracker.zones["east"].top = east_top  # believed lying at east
+        read_side = tracker.rec.read_side
+        asked: list = []
+
+        def reading(frame, pose, seat, *rest, **known):
+            asked.append(known.get("among"))
+            return read_side(frame, pose, seat, *rest, **known)
+
+        tracker.rec.read_side = reading
+        for n in range(4):
+            tracker.feed(n, laid.image, lambda: expect, lambda o: None)
+        assert asked
+        return asked
+
+    asked = told(Expectation("south", played, moon_seats=("north", "south")), "sun-adept")
+    unplayed = frozenset(CARD_IDS) - played
+    assert all(a >= unplayed and not a & {"moon-priest", "sun-souls-3"} for a in asked)
+    assert "sun-adept" in asked[0]  # (east then reads as empty: nothing lies there)
+    clearing = Expectation(None, played, moon_seats=("north", "south"), clearing=True)
+    assert all(a is None for a in told(clearing))
 
 
 def test_the_arm_leaving_beyond_a_cards_reach_does_not_restart_the_wait(monkeypatch) -> None:

@@ -27,6 +27,7 @@ face fits is a card that cannot be named (``"unknown"``); anything less is no ca
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Collection
 from dataclasses import dataclass, replace
 
 import cv2
@@ -179,6 +180,7 @@ class _Zone:
     f: float
     off: np.ndarray
     maps: Q.EdgeMaps
+    among: np.ndarray | None = None  # the faces that may lie there (K booleans), or any
 
 
 class SideReader:
@@ -206,11 +208,14 @@ class SideReader:
 
     # -- one side
     def read(self, frame: np.ndarray, pose: TwilightPose, side: int,
-             laid: np.ndarray | None = None) -> tuple[np.ndarray, Identity, float] | None:
+             laid: np.ndarray | None = None, among: Collection[str] | None = None
+             ) -> tuple[np.ndarray, Identity, float] | None:
         """The uppermost card beyond *side*: (quad in frame px, TL, TR, BR, BL of its
         upright art; its :class:`Identity`; its outline's least side support), or None
         where no card lies. *laid* (4 x 2 frame px, optional): the rectangle where
-        something was just laid (:meth:`_where_laid`)."""
+        something was just laid (:meth:`_where_laid`). *among* (card ids, optional): the
+        cards that may lie there (a watcher of a hand knows the cards played); a card
+        the faces alone leave undecided is named as one of them where they tell."""
         outline = zone_outline(pose, side)
         fh, fw = frame.shape[:2]
         area_px = abs(cv2.contourArea(outline.astype(np.float32)))
@@ -241,7 +246,8 @@ class SideReader:
         if len(qs):
             ok = here(qs.mean(axis=1))
             qs, sides = qs[ok], sides[ok]
-        zone = _Zone(frame, pose, native, f, off, maps)
+        zone = _Zone(frame, pose, native, f, off, maps,
+                     None if among is None else np.array([c in among for c in CARD_IDS]))
         found, likeness = self._settle(zone, [portrait(clockwise(q)) for q in qs], sides,
                                        GROW, False)
         # named too weakly to count (a box by a lamp's reflection fitting some face a
@@ -356,7 +362,7 @@ class SideReader:
         for j in np.argsort(-rows.max(axis=1), kind="stable"):
             if rows[j].max() < NAME_SCORE:
                 break
-            ident = self._identity(flat, rows[j], pics[j], zone.pose.light)
+            ident = self._identity(flat, rows[j], pics[j], zone.pose.light, zone.among)
             if ident.card_id == "unknown":
                 continue
             quad = np.roll(quads[j], 2, axis=0) if ident.upside_down else quads[j]
@@ -483,7 +489,7 @@ class SideReader:
         (quad, row, pic), outline = _best_on_edges([(quad, row, pic)] + held, on_edges)
         row = np.max(rows, axis=0)
         support = float(sides[i].min())
-        ident = self._identity(fine, row, pic, zone.pose.light)
+        ident = self._identity(fine, row, pic, zone.pose.light, zone.among)
         # the card named must lie where its outline is: a quad aligned inside a card
         # (on a figure of its print, at the wrong scale) has no edges along its sides
         # (*outline*: :func:`on_edges`)
@@ -539,7 +545,8 @@ class SideReader:
         return float(np.median(self.seen_long_mm))
 
     def _identity(self, bank: FaceBank, row: np.ndarray, card: np.ndarray,
-                  light: tuple[float, float, float] = (1.0, 1.0, 1.0)) -> Identity:
+                  light: tuple[float, float, float] = (1.0, 1.0, 1.0),
+                  among: np.ndarray | None = None) -> Identity:
         n = len(bank.ids)
         card, row = self._unlit(bank, row, card)
         best = bank.ids[int(np.argmax(row)) % n]
@@ -549,6 +556,16 @@ class SideReader:
         cult = colour_cult(card, self.cult_hist, light, self.cult_hue)
         allowed = None if cult is None else self.cults[cult]
         card_id, score, turned, margin, rival = bank.decide(row, allowed, card, light)
+        if card_id == "unknown" and among is not None:
+            # faces the card alone cannot tell apart, where some cannot lie there
+            # (played already): a face a numeral apart that was played is no rival. A
+            # card named on its own keeps its name, played or not: the watcher then
+            # refuses it, and the table hears of an earlier misread
+            only = among if allowed is None else allowed & among
+            if not only.all() and only.any():
+                decided = bank.decide(row, only, card, light)
+                if decided[0] != "unknown":
+                    card_id, score, turned, margin, rival = decided
         if card_id != "unknown":
             best = card_id
         if cult is not None and Card.parse(best).cult.value != cult:

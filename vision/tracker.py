@@ -54,8 +54,11 @@ little per frame, for a settled side.
 
 The rules act as a prior (R3): when the recogniser's best guess is not legal
 at that seat but a legal card scores within :data:`PRIOR_MARGIN` of it, the
-legal card is taken. A card named with little confidence counts only where the
-rules expect such a card at the seat on turn, something was just laid there, and
+legal card is taken. The recogniser is told which cards may lie at a side (those not
+played yet this hand, and those lying at the sides): faces its duels leave undecided
+are named among those, as a face a numeral apart that was played is no rival. A card
+named with little confidence counts only where the rules expect such a card at the
+seat on turn, something was just laid there, and
 :data:`PRIOR_CONFIRM_READS` reads in a row agree. A card is never invented: an
 unreadable side stays ``unknown`` and after :data:`UNKNOWN_WARN_READS` reads the
 table is asked to check it.
@@ -70,7 +73,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from companion.core.cards import SEATS, Card, Seat, UnknownName
+from companion.core.cards import CARD_IDS, SEATS, Card, Seat, UnknownName
 from companion.core.rules import Hand
 from vision.locate import TWILIGHT_LONG_RANGE, ZONE_DEPTH_MM, ZONE_HALF_WIDTH_MM, zone_outline
 from vision.profile import CARD_MM
@@ -816,7 +819,7 @@ class TableTracker:
         later cards wait for it (its settled state is left alone). ``early``: read the
         side's kept frame of one look before (EARLY_QUIET) instead of *frame*."""
         reading = self._read_side(zone, frame if early is None else early, early is not None,
-                                  forced)
+                                  forced, self._may_lie(expect))
         if early is None:
             self.readings[zone.seat] = reading  # what is drawn: the latest
         card = reading.card_id
@@ -888,11 +891,22 @@ class TableTracker:
             return
         self._settled(zone, card, frame, thumb, expect, forced)
 
+    def _may_lie(self, expect: Expectation) -> frozenset[str] | None:
+        """The cards that may lie at a side now: every card not played yet this hand,
+        and those believed lying at any side (a card on top read again, a neighbour's
+        reaching into the zone); None (any) while the hand's cards are cleared away."""
+        if expect.clearing:
+            return None
+        lying = {z.top for z in self.zones.values() if z.top}
+        lying.update(card for z in self.zones.values() for card, _ in z.held)
+        return frozenset(CARD_IDS).difference(expect.played) | lying
+
     def _read_side(self, zone: _Zone, frame: np.ndarray, early: bool,
-                   forced: bool = False) -> Any:
+                   forced: bool = False, among: frozenset[str] | None = None) -> Any:
         """The recogniser's reading of the side in *frame* (*early*: a kept frame, not the
-        one being looked at). A side that looks as at its last read that found no card,
-        to UNCHANGED_SHARE, is that reading again without the recogniser: the same
+        one being looked at; *among*: the cards that may lie there, :meth:`_may_lie`). A
+        side that looks as at its last read that found no card, to UNCHANGED_SHARE, is
+        that reading again without the recogniser: the same
         picture shows no card again (a side swept and read till confirmed, a seat on
         turn looked at again while its player thinks). So is one naming the card
         already on top there (read again while later cards wait: no event). A read
@@ -920,7 +934,7 @@ class TableTracker:
             return zone.idle_read[0]
         self.reads += 1
         reading = self.rec.read_side(frame, self.pose, zone.seat,
-                                     laid=self._where_laid(zone, look))
+                                     laid=self._where_laid(zone, look), among=among)
         idle = reading.card_id is None or reading.card_id == zone.top
         zone.idle_read = (reading, look) if idle else None
         return reading
