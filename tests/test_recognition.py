@@ -371,6 +371,25 @@ def test_alike_faces_a_numeral_apart_are_told_apart(turn):
         _check(rec, image, sides, 0.0)
 
 
+#: the ranks whose faces differ in a numeral and a small figure
+RANKS = ("adept", "priest", "novice", "hierarch", "high-priest")
+
+
+def _small_soft_ranks(profile: DeckProfile, seed: int) -> tuple[np.ndarray, dict[str, str]]:
+    """A composed scene of cards of *profile*'s RANKS some 32 px across, turned alike
+    by a random angle, under a soft focus of 1.8 px: (image, card id per seat)."""
+    faces = {c: profile.faces[c] for c in REQUIRED_IDS}
+    rng = np.random.default_rng(seed)
+    sides = {seat: f"{cult}-{RANKS[rng.integers(len(RANKS))]}"
+             for seat, cult in (("north", "moon"), ("south", "moon"), ("east", "sun"),
+                                ("west", "sun"))}
+    turn = float(rng.uniform(0, 360))
+    card_deg = {s: turn + 90.0 * i for i, s in enumerate(DIRECTION)}
+    image, _ = _scene(faces, (63, 88), sides, card_deg=card_deg, card_mm=(36, 50.3),
+                      seed=seed)
+    return cv2.GaussianBlur(image, (0, 0), 1.8), sides
+
+
 def test_small_soft_cards_a_numeral_apart_are_read_right_or_not_at_all():
     """Cards some 32 px across under soft focus (1.8 px, more than twice the blur the
     faces are matched at), of a deck whose faces of a rank differ in a numeral and a
@@ -380,20 +399,11 @@ def test_small_soft_cards_a_numeral_apart_are_read_right_or_not_at_all():
     card on its own may fit it as well as the face it was aligned with first.)"""
     profile = load_deck(taught_deck(107))
     rec = Recogniser(profile)
-    faces = {c: profile.faces[c] for c in REQUIRED_IDS}
-    ranks = ("adept", "priest", "novice", "hierarch", "high-priest")
     named, wrong = 0, []
     for seed in range(20):
-        rng = np.random.default_rng(seed)
-        sides = {seat: f"{cult}-{ranks[rng.integers(len(ranks))]}"
-                 for seat, cult in (("north", "moon"), ("south", "moon"), ("east", "sun"),
-                                    ("west", "sun"))}
-        turn = float(rng.uniform(0, 360))
-        card_deg = {s: turn + 90.0 * i for i, s in enumerate(DIRECTION)}
-        image, _ = _scene(faces, (63, 88), sides, card_deg=card_deg, card_mm=(36, 50.3),
-                          seed=seed)
+        image, sides = _small_soft_ranks(profile, seed)
         rec.reader.seen_long_mm.clear()  # each scene on its own
-        got = rec.recognise(cv2.GaussianBlur(image, (0, 0), 1.8))["sides"]
+        got = rec.recognise(image)["sides"]
         for seat, truth in sides.items():
             named += got[seat] == truth
             if got[seat] not in (truth, "unknown", None):
@@ -408,20 +418,10 @@ def test_a_card_played_already_is_no_rival():
     duels left unnamed are named once their rivals are known played, never wrongly."""
     profile = load_deck(taught_deck(107))
     rec = Recogniser(profile)
-    faces = {c: profile.faces[c] for c in REQUIRED_IDS}
-    ranks = ("adept", "priest", "novice", "hierarch", "high-priest")
     alone = rivals_played = 0
     wrong = []
     for seed in range(12):
-        rng = np.random.default_rng(seed)
-        sides = {seat: f"{cult}-{ranks[rng.integers(len(ranks))]}"
-                 for seat, cult in (("north", "moon"), ("south", "moon"), ("east", "sun"),
-                                    ("west", "sun"))}
-        turn = float(rng.uniform(0, 360))
-        card_deg = {s: turn + 90.0 * i for i, s in enumerate(DIRECTION)}
-        image, _ = _scene(faces, (63, 88), sides, card_deg=card_deg, card_mm=(36, 50.3),
-                          seed=seed)
-        image = cv2.GaussianBlur(image, (0, 0), 1.8)
+        image, sides = _small_soft_ranks(profile, seed)
         rec.reader.seen_long_mm.clear()  # each scene on its own
         rec.recognise(image)  # the cards' size learnt
         pose = rec.last_pose
@@ -429,7 +429,7 @@ def test_a_card_played_already_is_no_rival():
             continue  # (a Twilight card this small and soft is not always found)
         for seat, truth in sides.items():
             cult = truth.split("-")[0]
-            others = {f"{cult}-{r}" for r in ranks} - {truth}
+            others = {f"{cult}-{r}" for r in RANKS} - {truth}
             alone += rec.read_side(image, pose, seat).card_id == truth
             got = rec.read_side(image, pose, seat, among=set(CARD_IDS) - others).card_id
             rivals_played += got == truth

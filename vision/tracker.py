@@ -892,39 +892,38 @@ class TableTracker:
         self._settled(zone, card, frame, thumb, expect, forced)
 
     def _may_lie(self, expect: Expectation) -> frozenset[str] | None:
-        """The cards that may lie at a side now: every card not played yet this hand,
-        and those believed lying at any side (a card on top read again, a neighbour's
-        reaching into the zone); None (any) while the hand's cards are cleared away."""
+        """The cards that may lie at a side now: every card not played yet this hand
+        (those held, confirmed but not given out, among them), and those believed on top
+        at any side (read again, or a neighbour's reaching into the zone); None (any)
+        while the hand's cards are cleared away."""
         if expect.clearing:
             return None
-        lying = {z.top for z in self.zones.values() if z.top}
-        lying.update(card for z in self.zones.values() for card, _ in z.held)
-        return frozenset(CARD_IDS).difference(expect.played) | lying
+        on_top = {z.top for z in self.zones.values() if z.top}
+        return frozenset(CARD_IDS).difference(expect.played) | on_top
 
     def _read_side(self, zone: _Zone, frame: np.ndarray, early: bool,
                    forced: bool = False, among: frozenset[str] | None = None) -> Any:
         """The recogniser's reading of the side in *frame* (*early*: a kept frame, not the
         one being looked at; *among*: the cards that may lie there, :meth:`_may_lie`). A
-        side that looks as at its last read that found no card, to UNCHANGED_SHARE, is
-        that reading again without the recogniser: the same
-        picture shows no card again (a side swept and read till confirmed, a seat on
-        turn looked at again while its player thinks). So is one naming the card
-        already on top there (read again while later cards wait: no event). A read
-        naming another card is always made (its votes confirm it, CONFIRM_READS), and
-        so is one that cannot name a card: the same picture read again may name it
-        (tuning deck 101, hand 1: north's purgatory read unknown at 0.49 on a still
-        side, named on a later read; taken as the same answer, it came 58 looks late).
-        Nor is a read of no card where the side looks laid (:meth:`_looks_laid`), nor
-        a read of the kept frame of the look before (*early*): the reading of a still
-        side changes with the sensor's noise from frame to frame, and one reading taken
-        again is no second vote (tuning deck 102, hand 1800002: south's card on a pile
-        read as no card, unknown and itself at 0.95 on frames four apart; the first
-        reading, taken again, confirmed no card and made it a gap. Deck 103, hand
-        1800003: north's card laid on another read as the one beneath, confirmed so by
-        its own cached reading, and named 33 looks late). Nor a *forced* read (a look
-        again at the seat on turn, where something was laid that was not confirmed: a
-        card laid on a like card changes the side too little to look laid; deck 108,
-        hand 1800008: two such cards read once as no card became gaps).
+        side that looks as at its last read that found no card, to UNCHANGED_SHARE, is that
+        reading again without the recogniser: the same picture shows no card again (a side
+        swept and read till confirmed, a seat on turn looked at again while its player
+        thinks). So is one naming the card already on top there (read again while later
+        cards wait: no event). A read naming another card is always made (its votes confirm
+        it, CONFIRM_READS), and so is one that cannot name a card: the same picture read
+        again may name it (tuning deck 101, hand 1: north's purgatory read unknown at 0.49
+        on a still side, named on a later read; taken as the same answer, it came 58 looks
+        late). Nor is a read of no card where the side looks laid (:meth:`_looks_laid`), nor
+        a read of the kept frame of the look before (*early*): the reading of a still side
+        changes with the sensor's noise from frame to frame, and one reading taken again is
+        no second vote (tuning deck 102, hand 1800002: south's card on a pile read as no
+        card, unknown and itself at 0.95 on frames four apart; the first reading, taken
+        again, confirmed no card and made it a gap. Deck 103, hand 1800003: north's card
+        laid on another read as the one beneath, confirmed so by its own cached reading, and
+        named 33 looks late). Nor a *forced* read (a look again at the seat on turn, where
+        something was laid that was not confirmed: a card laid on a like card changes the
+        side too little to look laid; deck 108, hand 1800008: two such cards read once as no
+        card became gaps).
         """
         assert zone.fine is not None
         look = zone.fine.look(frame) if early else self._look(zone, frame)
