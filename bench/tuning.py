@@ -2,6 +2,7 @@
 
     python -m bench.tuning hands FROM TO [--jobs 2] [--out FILE.json] [--heldout]
     python -m bench.tuning scenes N BASE [--jobs 2] [--out FILE.json] [--heldout]
+    python -m bench.tuning covered N BASE [--jobs 2] [--out FILE.json] [--heldout]
 
 ``hands``: the watch pipeline (:func:`bench.bench_watch.watch_hand`) on hands FROM to
 TO - 1 of the split, laid out as ``bench watch`` lays them (hand i: seed split start +
@@ -12,7 +13,10 @@ totals. ``scenes``: N scenes of every deck of the split (seeds BASE + 1000 x dec
 :class:`vision.recognise.Recogniser` per deck as ``recognise`` reads a batch; per deck
 and in all: sides right, wrong, unknown, missed, empty sides read as a card, and sides
 lost with the Twilight card. ``--out`` keeps every hand's or side's outcome (JSON), to
-compare two versions hand by hand or side by side.
+compare two versions hand by hand or side by side. ``covered``: as ``scenes``, each
+scene with an arm over the table, those whose Twilight card it covers only (more than
+the simulator's ``OCCLUDED_FRACTION``): the Twilight card found, and on the card (its
+outline within a tenth of the diagonal, the right moon sides), besides the sides.
 
 Each hand or deck runs in a process of its own (``--jobs`` at a time, one core each).
 ``--heldout`` runs the held-out split: a veto only, no decision may look at it.
@@ -56,8 +60,9 @@ def one_hand(job: tuple[int, bool]) -> dict:
     return {**r, "deck": str(deck), "seed": seeds.start + HAND_OFFSET + i}
 
 
-def one_deck(job: tuple[int, int, int, bool]) -> list[dict]:
-    """*n* scenes of deck *d* of the split from seed *base* + 1000 *d*: every side."""
+def one_deck(job: tuple[int, int, int, bool, bool]) -> list[dict]:
+    """*n* scenes of deck *d* of the split from seed *base* + 1000 *d*: every side
+    (*covered*: with an arm, of those whose Twilight card it covers)."""
     import cv2
 
     from vision.profile import load_deck
@@ -65,14 +70,17 @@ def one_deck(job: tuple[int, int, int, bool]) -> list[dict]:
     from vision.sim.decks import taught_deck
     from vision.sim.simulator import quad_error, render_scene
 
-    d, n, base, heldout = job
+    d, n, base, heldout, covered = job
     cv2.setNumThreads(1)
     deck = _split(heldout)[0][d]
     rec = Recogniser(load_deck(taught_deck(deck)))
     sides = []
     for k in range(n):
         seed = base + 1000 * d + k
-        scene = render_scene(seed, size=SIZES[k % len(SIZES)], deck=deck)
+        scene = render_scene(seed, size=SIZES[k % len(SIZES)], deck=deck,
+                             **({"hand": True} if covered else {}))
+        if covered and not scene.twilight_occluded:
+            continue
         found = rec.recognise(scene.image)
         seen = bool(found["twilight"]["found"])
         error = (round(quad_error(rec.last_pose.quad, scene.twilight_quad), 3)
@@ -80,7 +88,9 @@ def one_deck(job: tuple[int, int, int, bool]) -> list[dict]:
         for seat, want in scene.truth["sides"].items():
             sides.append({"deck": str(deck), "seed": seed, "seat": seat, "want": want,
                           "got": found["sides"].get(seat) if seen else "twilight missed",
-                          "covered": bool(scene.occluded[seat]), "twilight_error": error})
+                          "covered": bool(scene.occluded[seat]), "twilight_error": error,
+                          "moon_right": seen and found["twilight"]["moon_seats"]
+                          == scene.truth["twilight"]["moon_seats"]})
     return sides
 
 
@@ -116,33 +126,42 @@ def hands(first: int, stop: int, jobs: int, heldout: bool) -> list[dict]:
     return done
 
 
-def scenes(n: int, base: int, jobs: int, heldout: bool) -> list[dict]:
+def scenes(n: int, base: int, jobs: int, heldout: bool, covered: bool = False) -> list[dict]:
     done: list[dict] = []
     decks = len(_split(heldout)[0])
+    jobs_ = [(d, n, base, heldout, covered) for d in range(decks)]
     with get_context("spawn").Pool(jobs, maxtasksperchild=1) as pool:
-        for sides in pool.imap(one_deck, [(d, n, base, heldout) for d in range(decks)]):
+        for d, sides in zip(range(decks), pool.imap(one_deck, jobs_), strict=True):
             counts = Counter(outcome(s) for s in sides if not s["covered"])
-            print(f"deck {sides[0]['deck']}: {dict(counts)}", flush=True)
+            print(f"deck {_split(heldout)[0][d]}: {dict(counts)}", flush=True)
             done += sides
     counts = Counter(outcome(s) for s in done if not s["covered"])
     cards = sum(counts[k] for k in ("right", "wrong", "unknown", "missed"))
     print(f"in all: right {counts['right']}/{cards}, wrong {counts['wrong']}, "
           f"unknown {counts['unknown']}, missed {counts['missed']}; {dict(counts)}")
+    if covered:
+        seen = {(s["deck"], s["seed"]): s for s in done}.values()
+        found = [s for s in seen if s["got"] != "twilight missed"]
+        on_card = [s for s in found if s["twilight_error"] < 0.1 and s["moon_right"]]
+        print(f"Twilight cards covered {len(seen)}: found {len(found)}, on the card "
+              f"{len(on_card)}, moon sides wrong {sum(not s['moon_right'] for s in found)}")
     return done
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.tuning", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=("hands", "scenes"))
+    parser.add_argument("what", choices=("hands", "scenes", "covered"))
     parser.add_argument("a", type=int, help="hands: the first; scenes: scenes per deck")
     parser.add_argument("b", type=int, help="hands: the one after the last; scenes: BASE seed")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--out", type=Path)
     parser.add_argument("--heldout", action="store_true")
     args = parser.parse_args(argv)
-    run = hands if args.what == "hands" else scenes
-    done = run(args.a, args.b, args.jobs, args.heldout)
+    if args.what == "hands":
+        done = hands(args.a, args.b, args.jobs, args.heldout)
+    else:
+        done = scenes(args.a, args.b, args.jobs, args.heldout, args.what == "covered")
     if args.out:
         args.out.write_text(json.dumps(done))
     return 0

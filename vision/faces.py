@@ -774,14 +774,18 @@ def _supersampled(quads: list[np.ndarray] | np.ndarray, diag: float) -> np.ndarr
 
 
 def ecc_align(frame: np.ndarray, quad: np.ndarray, template: np.ndarray, margin: float,
-              iterations: int, max_move: float) -> np.ndarray:
+              iterations: int, max_move: float, mask: np.ndarray | None = None
+              ) -> np.ndarray:
     """*quad* (frame px; the corners of *template*'s TL, TR, BR, BL) moved by an affine
     ECC alignment with *template* (grey float32, blurred like the frame here) of the
     frame around it: a window *margin* of the template's width wider each way, at most
-    *iterations* steps. *quad* itself when ECC fails or moves a corner further than
-    *max_move* of the quad's width (it slid onto something else)."""
+    *iterations* steps. *mask* (uint8, the window's size: the template's plus
+    :func:`ecc_margin` each way): the window's pixels to align on, None for all (a
+    hand over part of the card pulls an alignment off it). *quad* itself when ECC
+    fails or moves a corner further than *max_move* of the quad's width (it slid onto
+    something else)."""
     h, w = template.shape[:2]
-    m = max(2, round(margin * w))
+    m = ecc_margin(w, margin)
     dst = np.float32([(m, m), (m + w, m), (m + w, m + h), (m, m + h)]) - 0.5
     M = cv2.getPerspectiveTransform(np.asarray(quad, np.float32), dst)
     win = cv2.warpPerspective(frame, M, (w + 2 * m, h + 2 * m), flags=cv2.INTER_LINEAR,
@@ -792,7 +796,7 @@ def ecc_align(frame: np.ndarray, quad: np.ndarray, template: np.ndarray, margin:
     try:
         _, warp = cv2.findTransformECC(template, win, warp, cv2.MOTION_AFFINE,
                                        (cv2.TERM_CRITERIA_COUNT | cv2.TERM_CRITERIA_EPS,
-                                        iterations, 1e-4), None, 1)
+                                        iterations, 1e-4), mask, 1)
     except cv2.error:
         return quad
     corners = np.float32([(0, 0), (w, 0), (w, h), (0, h)]) - 0.5
@@ -803,6 +807,11 @@ def ecc_align(frame: np.ndarray, quad: np.ndarray, template: np.ndarray, margin:
     if np.abs(back - quad).max() > max_move * width:
         return quad
     return back
+
+
+def ecc_margin(width: int, margin: float) -> int:
+    """The px :func:`ecc_align`'s window reaches beyond a template *width* px wide."""
+    return max(2, round(margin * width))
 
 
 def bank_sizes(aspect: float) -> list[tuple[int, int]]:

@@ -25,7 +25,7 @@ import numpy as np
 from companion.core.cards import SEATS, Seat
 from vision import proposals as P
 from vision import quads as Q
-from vision.faces import MIN_SCORE, FaceBank, ecc_align, rectify, rectify_all
+from vision.faces import MIN_SCORE, FaceBank, ecc_align, ecc_margin, rectify, rectify_all
 from vision.profile import CARD_MM
 
 #: Rows of the shrunk frame the Twilight card is looked for in (a card 45 px long at
@@ -141,7 +141,10 @@ CORNER_CANDIDATES = 8
 #: A Twilight card whose whole face correlates under QUICK_SCORE (an arm, a shadow or
 #: a sheen over part of it) must show what it shows as its face: the cells seen
 #: (:func:`visible_cells`) correlate at least this (tuning: Twilight cards found so
-#: 0.94 and more; the look-alikes found on tables without one 0.15-0.45).
+#: 0.94 and more; the look-alikes found on tables without one 0.15-0.45). An outline
+#: of a covered card whose cells seen correlate this much but under VISIBLE_SCORE is
+#: aligned again on those cells only (:meth:`TwilightFinder.align`): the hand pulls
+#: an alignment on the whole face off the card.
 SHOWN_SCORE = 0.9
 #: Width (px) of the Twilight face it is matched at.
 FACE_WIDTH_PX = 28
@@ -404,6 +407,24 @@ def visible_cells(seen: np.ndarray, face: np.ndarray, cells: tuple[int, int]
                 break
             keep = new
     return best
+
+
+def window_mask(seen: np.ndarray, cells: tuple[int, int], size: tuple[int, int],
+                margin: int) -> np.ndarray:
+    """The cells *seen* (C bools of a grid of *cells* across, down, row by row) as a mask
+    (uint8 0 / 255) of an alignment window: a face of *size* (w, h px) with *margin* px
+    round it, each cell over its part of the face, the rim's cells reaching out across
+    the margin (a hand over a card's edge covers the table beyond it too)."""
+    cx, cy = cells
+    w, h = size
+    grid = np.zeros((cy + 2, cx + 2), np.uint8)
+    grid[1:-1, 1:-1] = np.asarray(seen, bool).reshape(cy, cx)
+    grid[0], grid[-1] = grid[1], grid[-2]
+    grid[:, 0], grid[:, -1] = grid[:, 1], grid[:, -2]
+    # each pixel's cell: the margin, the grid's cells, the margin
+    xs = np.searchsorted(margin + np.arange(cx + 1) * w / cx, np.arange(w + 2 * margin) + 0.5)
+    ys = np.searchsorted(margin + np.arange(cy + 1) * h / cy, np.arange(h + 2 * margin) + 0.5)
+    return grid[ys[:, None], xs[None, :]] * np.uint8(255)
 
 
 def corner_turn(quad: Quad) -> float:
@@ -709,7 +730,30 @@ class TwilightFinder:
         best = np.argsort(-score.max(axis=1), kind="stable")
         keep = Q.rough_distinct(dense, best, POLISHED)
         moved, score = P.polish(self.grid, pyramid, dense[keep])
-        return self.verify(frame, moved / scale, score, DENSE_SCORE)
+        found = self.verify(frame, moved / scale, score, DENSE_SCORE)
+        if found is None:
+            found = self.covered_anywhere(frame, pyramid, scale,
+                                          Q.edge_maps(small) if hy is None else hy.maps)
+        return found
+
+    def covered_anywhere(self, frame: np.ndarray, pyramid: P.Pyramid, scale: float,
+                         maps: Q.EdgeMaps) -> tuple[Quad, float] | None:
+        """A card under a hand whose outline is lost in the hand's (no outline leads to
+        it, nor its corners): the face looked for all over the frame (:meth:`dense`) by
+        its best half on the grid, the POLISHED best moved to fit that half better, and
+        the CORNER_CANDIDATES best weighed by what they show (:meth:`verify_visible`;
+        *pyramid*, *scale*, *maps*: the frame shrunk, as it takes them)."""
+        if self.trace is not None:
+            self.trace.append("dense halves")
+        dense, where = self.dense(pyramid)
+        half = self.grid.weigh_halves(pyramid.read(where).reshape(len(where), -1))
+        keep = Q.rough_distinct(dense, np.argsort(-half.max(axis=1), kind="stable"), POLISHED)
+        moved, score = P.polish(self.grid, pyramid, dense[keep], halves=True)
+        moved = clockwise_all(moved)
+        keep = Q.rough_distinct(moved, np.argsort(-score.max(axis=1), kind="stable"),
+                                CORNER_CANDIDATES)
+        return self.verify_visible(frame, moved[keep] / scale, pyramid, scale, maps,
+                                   polished=True)
 
     def outgrown(self, frame: np.ndarray, found: tuple[Quad, float], pyramid: P.Pyramid,
                  scale: float, maps: Q.EdgeMaps) -> tuple[Quad, float]:
@@ -822,7 +866,9 @@ class TwilightFinder:
         edges, at its turn of the taught shape whose parts fit best, the one whose cells
         seen (:func:`visible_cells`) correlate at least VISIBLE_SCORE and are the most,
         at least VISIBLE_SHARE of the face, its parts at least PART_SCORE (as a card
-        found whole): (quad, score) or None. A square card's quarter turns must fit
+        found whole): (quad, score) or None. An outline whose cells seen correlate
+        SHOWN_SCORE or more but under VISIBLE_SCORE is tried again aligned on those
+        cells alone. A square card's quarter turns must fit
         those cells worse by the deck's margin rule. *part*: the quads' parts' scores
         (:meth:`part_scores`) when already weighed."""
         if not len(quads):
@@ -850,7 +896,9 @@ class TwilightFinder:
                 tries.insert(2, t)
                 ps = np.insert(ps, 2, np.where(self.fits(t), self.part_scores(frame, [t])[0],
                                                -2.0), axis=0)
-            for j, (t, p) in enumerate(zip(tries, ps, strict=True)):
+            todo = list(enumerate(zip(tries, ps, strict=True)))
+            while todo:
+                j, (t, p) = todo.pop(0)
                 r = int(np.argmax(p))
                 if p[r] < PART_SCORE:  # (-2: no turn of the taught shape)
                     continue
@@ -862,6 +910,12 @@ class TwilightFinder:
                 if self.trace is not None:
                     self.trace.append((quad, score, share, float(p[r]), f"visible {j}",
                                        sides, corner_turn(quad)))
+                if (j != "on what shows" and SHOWN_SCORE <= score < VISIBLE_SCORE
+                        and 0 < mask.sum() < len(mask)):
+                    # what shows is the face, a little off: aligned again on it alone
+                    moved_q = self.align(frame, quad, mask)
+                    todo.append(("on what shows", (moved_q, np.where(
+                        self.fits(moved_q), self.part_scores(frame, [moved_q])[0], -2.0))))
                 if score < VISIBLE_SCORE or share < VISIBLE_SHARE:
                     continue
                 if sides[-2] < VISIBLE_SIDES:
@@ -951,10 +1005,12 @@ class TwilightFinder:
         return ((np.abs(np.log(shapes / self.aspect)) <= np.log(SHAPE_WITHIN))
                 & (corner_turn(quad) <= np.radians(SKEW_DEG)))
 
-    def align(self, frame: np.ndarray, quad: Quad) -> Quad:
+    def align(self, frame: np.ndarray, quad: Quad, seen: np.ndarray | None = None) -> Quad:
         """*quad* (the art's TL, TR, BR, BL, frame px) moved by an affine ECC alignment
         of the frame around it with the face (grey): the face, not the edges, pulls a
-        rough outline onto the card. *quad* itself when ECC fails or slides off."""
+        rough outline onto the card. *seen*: the face's cells (:func:`visible_cells`)
+        to align on, the rest left out (a hand over it), None for all. *quad* itself
+        when ECC fails or slides off."""
         width = float(np.hypot(*(quad[1] - quad[0])))
         w = int(np.clip(round(width), 8, ALIGN_WIDTH_PX))
         h = max(8, round(w * self.aspect))
@@ -963,7 +1019,10 @@ class TwilightFinder:
             f = cv2.cvtColor(cv2.resize(self.upright, (w, h), interpolation=cv2.INTER_AREA),
                              cv2.COLOR_BGR2GRAY).astype(np.float32)
             tmpl = self.align_faces[w] = cv2.GaussianBlur(f, (0, 0), 0.8)
-        return ecc_align(frame, quad, tmpl, ALIGN_MARGIN, ALIGN_ITERATIONS, ALIGN_MAX_MOVE)
+        mask = None if seen is None else window_mask(seen, self.cells, (w, h),
+                                                     ecc_margin(w, ALIGN_MARGIN))
+        return ecc_align(frame, quad, tmpl, ALIGN_MARGIN, ALIGN_ITERATIONS, ALIGN_MAX_MOVE,
+                         mask)
 
     def turn_and_part_scores(self, frame: np.ndarray, quads: list[Quad]
                              ) -> tuple[np.ndarray, np.ndarray]:
