@@ -726,27 +726,32 @@ class TwilightFinder:
         if self.trace is not None:
             self.trace.append("dense")
         dense, where = self.dense(pyramid)
-        score = self.grid.weigh(pyramid.read(where).reshape(len(where), -1), False)[0]
+        cells = pyramid.read(where).reshape(len(where), -1)
+        score = self.grid.weigh(cells, False)[0]
         best = np.argsort(-score.max(axis=1), kind="stable")
         keep = Q.rough_distinct(dense, best, POLISHED)
         moved, score = P.polish(self.grid, pyramid, dense[keep])
         found = self.verify(frame, moved / scale, score, DENSE_SCORE)
         if found is None:
             found = self.covered_anywhere(frame, pyramid, scale,
-                                          Q.edge_maps(small) if hy is None else hy.maps)
+                                          Q.edge_maps(small) if hy is None else hy.maps, cells)
         return found
 
     def covered_anywhere(self, frame: np.ndarray, pyramid: P.Pyramid, scale: float,
-                         maps: Q.EdgeMaps) -> tuple[Quad, float] | None:
+                         maps: Q.EdgeMaps, cells: np.ndarray | None = None
+                         ) -> tuple[Quad, float] | None:
         """A card under a hand whose outline is lost in the hand's (no outline leads to
         it, nor its corners): the face looked for all over the frame (:meth:`dense`) by
         its best half on the grid, the POLISHED best moved to fit that half better, and
         the CORNER_CANDIDATES best weighed by what they show (:meth:`verify_visible`;
-        *pyramid*, *scale*, *maps*: the frame shrunk, as it takes them)."""
+        *pyramid*, *scale*, *maps*: the frame shrunk, as it takes them; *cells*: the
+        frame at the grid's cells of those outlines, when already read)."""
         if self.trace is not None:
             self.trace.append("dense halves")
         dense, where = self.dense(pyramid)
-        half = self.grid.weigh_halves(pyramid.read(where).reshape(len(where), -1))
+        if cells is None:
+            cells = pyramid.read(where).reshape(len(where), -1)
+        half = self.grid.weigh_halves(cells)
         keep = Q.rough_distinct(dense, np.argsort(-half.max(axis=1), kind="stable"), POLISHED)
         moved, score = P.polish(self.grid, pyramid, dense[keep], halves=True)
         moved = clockwise_all(moved)
@@ -868,9 +873,9 @@ class TwilightFinder:
         at least VISIBLE_SHARE of the face, its parts at least PART_SCORE (as a card
         found whole): (quad, score) or None. An outline whose cells seen correlate
         SHOWN_SCORE or more but under VISIBLE_SCORE is tried again aligned on those
-        cells alone. A square card's quarter turns must fit
-        those cells worse by the deck's margin rule. *part*: the quads' parts' scores
-        (:meth:`part_scores`) when already weighed."""
+        cells alone. A square card's quarter turns must fit those cells worse by the
+        deck's margin rule. *part*: the quads' parts' scores (:meth:`part_scores`) when
+        already weighed."""
         if not len(quads):
             return None
         if part is None:
