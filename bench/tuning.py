@@ -128,12 +128,12 @@ def hands(first: int, stop: int, jobs: int, heldout: bool) -> list[dict]:
 
 def scenes(n: int, base: int, jobs: int, heldout: bool, covered: bool = False) -> list[dict]:
     done: list[dict] = []
-    decks = len(_split(heldout)[0])
-    jobs_ = [(d, n, base, heldout, covered) for d in range(decks)]
+    decks = _split(heldout)[0]
+    work = [(d, n, base, heldout, covered) for d in range(len(decks))]
     with get_context("spawn").Pool(jobs, maxtasksperchild=1) as pool:
-        for d, sides in zip(range(decks), pool.imap(one_deck, jobs_), strict=True):
+        for deck, sides in zip(decks, pool.imap(one_deck, work), strict=True):
             counts = Counter(outcome(s) for s in sides if not s["covered"])
-            print(f"deck {_split(heldout)[0][d]}: {dict(counts)}", flush=True)
+            print(f"deck {deck}: {dict(counts)}", flush=True)
             done += sides
     counts = Counter(outcome(s) for s in done if not s["covered"])
     cards = sum(counts[k] for k in ("right", "wrong", "unknown", "missed"))

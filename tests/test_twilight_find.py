@@ -29,7 +29,14 @@ from vision.proposals import Pyramid, polish
 from vision.quads import edge_maps
 from vision.recognise import Recogniser
 from vision.sim.decks import taught_deck
-from vision.sim.simulator import CLOTH_COUNT, add_glare, cloth_name, quad_error, render_scene
+from vision.sim.simulator import (
+    CLOTH_COUNT,
+    SEAT_DIRECTION,
+    add_glare,
+    cloth_name,
+    quad_error,
+    render_scene,
+)
 from vision.sim.split import TUNING_DECKS, TUNING_SEEDS
 
 SIZE = (1280, 720)
@@ -105,10 +112,9 @@ def test_found_half_under_an_arm():
     """A hand reaching over the Twilight card from a seat, its palm a card's length
     beyond the card's centre: the fingers cover part of the card; the part that shows
     still finds it, with the right moon sides."""
-    direction = {"north": (0, -1), "east": (1, 0), "south": (0, 1), "west": (-1, 0)}
-    for k, seat in enumerate(direction):
+    for k, seat in enumerate(SEAT_DIRECTION):
         deck = TUNING_DECKS[(2 * k + 2) % len(TUNING_DECKS)]
-        dx, dy = direction[seat]
+        dx, dy = SEAT_DIRECTION[seat]
         scene = render_scene(BASE + 30_000 + k, size=SIZE, deck=deck, twilight_xy=(0.0, 0.0),
                              card_px=110.0, light="neutral", hand=True, hand_seat=seat,
                              hand_target=(dx * 90.0, dy * 90.0))
@@ -286,11 +292,10 @@ def test_a_card_found_under_a_hand_is_no_part_of_a_larger_one():
     clearly, as the hand hides part of it): growing it finds no larger card it would be
     a part of, and what shows of the card within a grown outline, placed a little off
     it, does not replace it (locate.PART_OF)."""
-    direction = {"north": (0, -1), "east": (1, 0), "south": (0, 1), "west": (-1, 0)}
     for k in range(12):
-        seat = list(direction)[k % 4]
+        seat = list(SEAT_DIRECTION)[k % 4]
         deck = TUNING_DECKS[(3 * k + 1) % len(TUNING_DECKS)]
-        dx, dy = direction[seat]
+        dx, dy = SEAT_DIRECTION[seat]
         scene = render_scene(BASE + 45_000 + k, size=SIZE, deck=deck, card_px=110.0,
                              light="neutral", hand=True, hand_seat=seat,
                              hand_target=(dx * 110.0, dy * 110.0), twilight_xy=(0.0, 0.0))
@@ -355,14 +360,13 @@ def test_the_face_s_best_half_finds_the_card_without_its_outline():
     the frame, with no outline to start from. On 16 scenes of a Twilight card a hand
     reaches past, it finds at least half on their outlines (within a twentieth of the
     diagonal) with the right moon sides (a coarse search: 26 of 40 so; one more a
-    fifth off), and none off the card. (On tables without one it
-    finds none: test_no_twilight_card_none_found, through find.)"""
-    direction = {"north": (0, -1), "east": (1, 0), "south": (0, 1), "west": (-1, 0)}
+    fifth off), and none off the card. (On tables without one it finds none:
+    test_no_twilight_card_none_found, through find.)"""
     found_right = 0
     for k in range(16):
-        seat = list(direction)[k % 4]
+        seat = list(SEAT_DIRECTION)[k % 4]
         deck = TUNING_DECKS[(3 * k + 2) % len(TUNING_DECKS)]
-        dx, dy = direction[seat]
+        dx, dy = SEAT_DIRECTION[seat]
         scene = render_scene(BASE + 47_000 + k, size=SIZE, deck=deck, twilight_xy=(0.0, 0.0),
                              card_px=110.0, light="neutral", hand=True, hand_seat=seat,
                              hand_target=(dx * 160.0, dy * 160.0))

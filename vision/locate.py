@@ -855,12 +855,16 @@ class TwilightFinder:
                     found = quad, best  # a lesser one must not pre-empt a better one
         return found
 
+    def seen_cells(self, frame: np.ndarray, quad: Quad, r: int) -> np.ndarray:
+        """The face's cells as *quad* (frame px, clockwise) taken from its corner r shows
+        them, prepared as the face's (C x P x 3, for :func:`visible_cells`)."""
+        return _cut_cells(self.bank._prepared(self.warps(frame, [quad])[r:r + 1])[0],
+                          self.cells)
+
     def shown(self, frame: np.ndarray, quad: Quad, r: int) -> float:
         """How well the cells of the face that *quad* (frame px, clockwise) taken from
         its corner r shows correlate with it (:func:`visible_cells`)."""
-        seen = _cut_cells(self.bank._prepared(self.warps(frame, [quad])[r:r + 1])[0],
-                          self.cells)
-        return visible_cells(seen, self.face_cells, self.cells)[0]
+        return visible_cells(self.seen_cells(frame, quad, r), self.face_cells, self.cells)[0]
 
     def verify_visible(self, frame: np.ndarray, quads: np.ndarray, pyramid: P.Pyramid,
                        scale: float, maps: Q.EdgeMaps, polished: bool = False,
@@ -908,8 +912,7 @@ class TwilightFinder:
                 if p[r] < PART_SCORE:  # (-2: no turn of the taught shape)
                     continue
                 quad = Q.roll_corners(t, r)
-                seen = _cut_cells(self.bank._prepared(self.warps(frame, [t])[r:r + 1])[0],
-                                  self.cells)
+                seen = self.seen_cells(frame, t, r)
                 score, share, mask = visible_cells(seen, self.face_cells, self.cells)
                 sides = np.sort(Q.side_support((quad * scale)[None], maps)[0])
                 if self.trace is not None:
