@@ -21,9 +21,16 @@ from companion.core.cards import CARD_IDS, SEATS, TWILIGHT_ID, Card
 from vision.annotate import annotate
 from vision.deck_art import render_card
 from vision.profile import REQUIRED_IDS, DeckProfile, builtin_profile, load_deck
+from vision.read import align
 from vision.recognise import Recogniser
 from vision.sim.decks import deck_images, sim_deck, taught_deck
-from vision.sim.simulator import add_glare, render_card_photo, render_scene, table_texture
+from vision.sim.simulator import (
+    add_glare,
+    quad_error,
+    render_card_photo,
+    render_scene,
+    table_texture,
+)
 
 SIZE = (640, 480)
 #: image px per mm of the composed scenes: a card 88 mm long is 79 px
@@ -509,15 +516,24 @@ def test_enrol_refuses_faces_it_cannot_tell_apart(tmp_path, capsys):
 
 
 def _card_photo(card_id: str, angle: float, *, tight: bool = False, seed: int = 0,
-                cloth: np.ndarray | None = None, face: np.ndarray | None = None
-                ) -> np.ndarray:
+                cloth: np.ndarray | None = None, face: np.ndarray | None = None,
+                far: float = 6.0) -> np.ndarray:
     """One card (the built-in deck's, or *face*) on a table (or on *cloth*, 480 x 480),
-    turned *angle*, seen with mild perspective, as a phone takes it; or (*tight*)
-    cropped to the card."""
+    turned *angle*, seen with mild perspective (each corner of its far side *far* px
+    in), as a phone takes it; or (*tight*) cropped to the card."""
+    return _card_photo_and_quad(card_id, angle, tight=tight, seed=seed, cloth=cloth,
+                                face=face, far=far)[0]
+
+
+def _card_photo_and_quad(card_id: str, angle: float, *, tight: bool = False, seed: int = 0,
+                         cloth: np.ndarray | None = None, face: np.ndarray | None = None,
+                         far: float = 6.0) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_card_photo` and the card's corners in it (TL, TR, BR, BL of its face)."""
     if face is None:
         face = render_card(card_id, style=0, px_per_mm=4.0)
     if tight:
-        return cv2.GaussianBlur(face, (0, 0), 0.8)
+        h, w = face.shape[:2]
+        return cv2.GaussianBlur(face, (0, 0), 0.8), np.float32([(0, 0), (w, 0), (w, h), (0, h)])
     img = np.ascontiguousarray(table_texture(seed % 3, (480, 480)).copy() if cloth is None
                                else cloth.copy())
     h, w = face.shape[:2]
@@ -525,13 +541,13 @@ def _card_photo(card_id: str, angle: float, *, tight: bool = False, seed: int = 
     R = np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
     local = np.array([(-w / 2, -h / 2), (w / 2, -h / 2), (w / 2, h / 2), (-w / 2, h / 2)]) * 0.8
     quad = local @ R.T + (240, 240)
-    quad[:2] += np.array([[6, 0], [-6, 0]])  # mild perspective: the far edge shorter
+    quad[:2] += np.array([[far, 0], [-far, 0]])  # perspective: the far edge shorter
     M = cv2.getPerspectiveTransform(np.float32([(0, 0), (w, 0), (w, h), (0, h)]),
                                     quad.astype(np.float32))
     mask = cv2.warpPerspective(_rounded_mask(w, h, w // 20), M, (480, 480)) > 128
     warped = cv2.warpPerspective(face, M, (480, 480), flags=cv2.INTER_AREA)
     img[mask] = warped[mask]
-    return cv2.GaussianBlur(img, (0, 0), 0.7)
+    return cv2.GaussianBlur(img, (0, 0), 0.7), quad.astype(np.float32)
 
 
 @pytest.mark.parametrize("card_id,angle", [("sun-souls-7", 0.0), ("moon-adept", 117.0),
@@ -544,6 +560,28 @@ def test_recognise_card_on_a_table_any_turn(tmp_path, capsys, card_id, angle):
     assert main(["recognise", "--card", str(path), str(tight)]) == 0
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert [x["card"] for x in lines] == [card_id, card_id]
+
+
+@pytest.mark.parametrize("card_id,angle", [("moon-priest", 30.0), ("sun-souls-6", 200.0),
+                                           ("sun-adept", 290.0), ("moon-temple", 120.0)])
+def test_a_card_photographed_at_a_tilt_is_aligned_in_perspective(card_id, angle):
+    """A card filling much of a photo taken with the phone tilted shows its perspective
+    (here its far side a quarter shorter than its near side). From an outline without
+    it (the parallelogram of the card's mean sides), the card is aligned onto its
+    corners; an affine alignment alone ends further off than it started."""
+    rec = Recogniser(builtin_profile(0))
+    image, quad = _card_photo_and_quad(card_id, angle, far=24.0)
+    c = quad.mean(axis=0)
+    across = (quad[1] - quad[0] + quad[2] - quad[3]) / 2
+    down = (quad[3] - quad[0] + quad[2] - quad[1]) / 2
+    start = np.float32([c + (sx * across + sy * down) / 2
+                        for sx, sy in ((-1, -1), (1, -1), (1, 1), (-1, 1))])
+    assert quad_error(start, quad) > 0.03
+    got, ident = rec.reader.identify(image, start)
+    assert ident.card_id == card_id
+    assert quad_error(got, quad) < 0.02
+    fine = rec.reader.banks[-1]
+    assert quad_error(align(image, start, fine, fine.ids.index(card_id)), quad) > 0.04
 
 
 def test_recognise_card_photo_on_gingham():

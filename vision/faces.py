@@ -774,16 +774,17 @@ def _supersampled(quads: list[np.ndarray] | np.ndarray, diag: float) -> np.ndarr
 
 
 def ecc_align(frame: np.ndarray, quad: np.ndarray, template: np.ndarray, margin: float,
-              iterations: int, max_move: float, mask: np.ndarray | None = None
-              ) -> np.ndarray:
+              iterations: int, max_move: float, mask: np.ndarray | None = None,
+              homography: bool = False) -> np.ndarray:
     """*quad* (frame px; the corners of *template*'s TL, TR, BR, BL) moved by an affine
     ECC alignment with *template* (grey float32, blurred like the frame here) of the
     frame around it: a window *margin* of the template's width wider each way, at most
     *iterations* steps. *mask* (uint8, the window's size: the template's plus
     :func:`ecc_margin` each way): the window's pixels to align on, None for all (a
-    hand over part of the card pulls an alignment off it). *quad* itself when ECC
-    fails or moves a corner further than *max_move* of the quad's width (it slid onto
-    something else)."""
+    hand over part of the card pulls an alignment off it). *homography*: a
+    perspective alignment instead of an affine one (a card close to the camera shows
+    its perspective). *quad* itself when ECC fails or moves a corner further than
+    *max_move* of the quad's width (it slid onto something else)."""
     h, w = template.shape[:2]
     m = ecc_margin(w, margin)
     dst = np.float32([(m, m), (m + w, m), (m + w, m + h), (m, m + h)]) - 0.5
@@ -792,15 +793,17 @@ def ecc_align(frame: np.ndarray, quad: np.ndarray, template: np.ndarray, margin:
                               borderMode=cv2.BORDER_REPLICATE)
     win = cv2.GaussianBlur(cv2.cvtColor(win, cv2.COLOR_BGR2GRAY).astype(np.float32), (0, 0),
                            BLUR_PX)
-    warp = np.float32([[1, 0, m], [0, 1, m]])
+    warp = np.float32([[1, 0, m], [0, 1, m], [0, 0, 1]][:3 if homography else 2])
+    motion = cv2.MOTION_HOMOGRAPHY if homography else cv2.MOTION_AFFINE
     try:
-        _, warp = cv2.findTransformECC(template, win, warp, cv2.MOTION_AFFINE,
+        _, warp = cv2.findTransformECC(template, win, warp, motion,
                                        (cv2.TERM_CRITERIA_COUNT | cv2.TERM_CRITERIA_EPS,
                                         iterations, 1e-4), mask, 1)
     except cv2.error:
         return quad
     corners = np.float32([(0, 0), (w, 0), (w, h), (0, h)]) - 0.5
-    in_win = corners @ warp[:, :2].T + warp[:, 2]
+    in_win = cv2.perspectiveTransform(corners[:, None], warp)[:, 0] if homography \
+        else corners @ warp[:, :2].T + warp[:, 2]
     back = cv2.perspectiveTransform(in_win.reshape(-1, 1, 2).astype(np.float64),
                                     np.linalg.inv(M)).reshape(4, 2).astype(np.float32)
     width = float(np.hypot(*(np.asarray(quad[1], np.float32) - quad[0])))
