@@ -674,6 +674,22 @@ def test_a_card_photo_duels_alike_faces_on_the_picture_on_its_edges(seed, deck):
     assert Recogniser(load_deck(taught_deck(deck))).identify_card(image).card_id == card_id
 
 
+@pytest.mark.parametrize("card_id,angle", [("sun-souls-4", 30.0), ("sun-souls-6", 250.0),
+                                           ("moon-souls-4", 150.0)])
+@pytest.mark.parametrize("cast", [(0.75, 0.93, 1.1), (0.5, 0.62, 0.73)])
+def test_twins_of_two_colours_under_a_warm_lamp_told_by_the_light_they_need(card_id,
+                                                                          angle, cast):
+    """Tuning deck 109 prints its souls cards alike in both cults, on light blue (sun)
+    and light green (moon) paper without a white part. Under a warm lamp (B, G, R
+    gains; bright and dim) the blue card turns grey and its colours say neither cult;
+    seen as the green one, its light would have to be magenta, which no lamp is."""
+    rec = Recogniser(load_deck(taught_deck(109)))
+    image = _card_photo(card_id, angle, face=sim_deck(109).art(card_id, 4.0))
+    lit = np.clip(image.astype(np.float32) * np.float32(cast), 0, 255).astype(np.uint8)
+    ident = rec.identify_card(lit)
+    assert (ident.card_id, ident.cult) == (card_id, card_id.split("-")[0])
+
+
 @pytest.mark.parametrize("deck", ["builtin", 106])
 def test_the_cult_of_a_card_photographed_in_a_dim_or_bright_room(deck):
     """A photo of one card has no Twilight card to tell the light by: a dim room scales

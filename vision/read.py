@@ -148,6 +148,16 @@ MIN_CHROMATIC = 0.1
 #: times as much as the other's, and at least HUE_FLOOR of its hues, is its cult.
 HUE_RATIO = 3.0
 HUE_FLOOR = 0.05
+#: Where the colours still say neither cult, and the card's best face is printed alike
+#: in the other cult's colours (a twin), the light each twin would need (its tint,
+#: :meth:`vision.faces.FaceBank.tint`) tells them: the twin whose light is at least
+#: TINT_RATIO times as far from warm-to-cool as the other's, and at least TINT_LEAST,
+#: is not the card. A light's own tint, read on tuning card photos at their true
+#: outline against the card's own face, lay within -0.07..0.11; twins printed on
+#: paper of a warm and a cool colour (red and blue) need lights a hundredth apart,
+#: which only the least tint keeps from deciding.
+TINT_RATIO = 2.0
+TINT_LEAST = 0.15
 
 
 @dataclass(frozen=True)
@@ -558,6 +568,8 @@ class SideReader:
         # but for their colours, as one picture printed in each cult's, are told apart
         # by colour, not by a correlation that standardises each channel)
         cult = colour_cult(card, self.cult_hist, light, self.cult_hue)
+        if cult is None:
+            cult = self._cult_by_light(bank, int(np.argmax(row)), card)
         allowed = None if cult is None else self.cults[cult]
         card_id, score, turned, margin, rival = bank.decide(row, allowed, card, light)
         if card_id == "unknown" and among is not None:
@@ -585,6 +597,29 @@ class SideReader:
             conf = min(conf, 0.49)
         return Identity(card_id, cult, conf, score, margin, turned, quarters, best, rival,
                         plausible)
+
+    @staticmethod
+    def _cult_by_light(bank: FaceBank, best: int, card: np.ndarray) -> str | None:
+        """The cult of *card* whose colours say neither, where its best face (row
+        *best* of *bank*) has a twin printed alike in the other cult's colours: the
+        twin's whose light is plausible (:data:`TINT_RATIO`), or None. The light a card
+        is read under is left out: in a photo of one card it was read from the best
+        face's own neutral parts, which would decide for that face."""
+        n = len(bank.ids)
+        card_id = Card.parse(bank.ids[best % n])
+        twin = f"{card_id.cult.other.value}-{card_id.name}"
+        if twin not in bank.ids:
+            return None
+        j = bank.ids.index(twin)
+        if bank.alike[best % n, j] < DISTINCT_FACES:
+            return None  # told apart by their prints
+        mine = abs(bank.tint(card, best))
+        theirs = abs(bank.tint(card, j))
+        if theirs >= max(TINT_RATIO * mine, TINT_LEAST):
+            return card_id.cult.value
+        if mine >= max(TINT_RATIO * theirs, TINT_LEAST):
+            return card_id.cult.other.value
+        return None
 
     @staticmethod
     def _unlit(bank: FaceBank, row: np.ndarray, card: np.ndarray
