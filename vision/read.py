@@ -661,12 +661,16 @@ class SideReader:
         best correlation at the coarsest resolution, upright either way."""
         return self.coarse_scores(frame, [portrait(clockwise(q)) for q in quads]).max(axis=1)
 
-    def identify(self, frame: np.ndarray, quad: np.ndarray) -> tuple[np.ndarray, Identity]:
+    def identify(self, frame: np.ndarray, quad: np.ndarray, flat: bool = False
+                 ) -> tuple[np.ndarray, Identity]:
         """The card inside *quad* (any corner first) of a photo of one card named: (its
         quad TL, TR, BR, BL of the upright art, identity); aligned with its best face
-        first, affinely and then in perspective."""
+        first, affinely and then in perspective. *flat*: named by the faces without
+        their smooth light field (:meth:`vision.faces.FaceBank.flattened`: a sheen
+        over a glossy card, a lamp's falloff)."""
         q = portrait(clockwise(quad))
-        fine = self.banks[-1]
+        plain = self.banks[-1]
+        fine = plain.flattened() if flat else plain
         grown = [(q - q.mean(axis=0)) * g + q.mean(axis=0) for g in GROW]
         s = self.coarse_scores(frame, grown)
         j = int(np.argmax(s.max(axis=1)))
@@ -707,7 +711,8 @@ class SideReader:
         row = np.max(rows, axis=0)
         # no Twilight card shows the light here: its print's neutral parts do, where
         # the card shows its best face clearly enough to say where those lie
-        light = fine.light_on(card, int(np.argmax(row))) if row.max() >= NAME_SCORE else None
+        light = plain.light_on(card, int(np.argmax(row))) if row.max() >= NAME_SCORE \
+            else None
         ident = self._identity(fine, row, card, light or (1.0, 1.0, 1.0))
         return (np.roll(q, 2, axis=0) if ident.upside_down else q), ident
 
