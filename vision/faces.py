@@ -678,17 +678,21 @@ class FaceBank:
     def tint(self, card: np.ndarray, index: int) -> float:
         """The tint of the light *card* (h x w x 3 uint8, at :attr:`size`) shows, were it
         face row *index* (either way up): the card's gain over the face's in each
-        channel (log, summed over the card), green's less the mean of blue's and red's. Lamps and daylight
-        lie along warm to cool, red against blue, with green between them: near 0. A
-        face whose light would be green or magenta is not the card's."""
+        channel (log, summed over the card), green's less the mean of blue's and red's.
+        Lamps and daylight lie along warm to cool, red against blue, with green between
+        them: near 0. A face whose light would be green or magenta is not the card's."""
         e = self.edge
-        x = card[e:-e, e:-e].reshape(-1, 3).sum(axis=0, dtype=np.float64)
-        if self._colours is None:  # each face's colour summed alike, as printed (a
-            # flattened bank's pictures leave the light's field out)
+
+        def summed(pic: np.ndarray) -> np.ndarray:
+            return pic[e:-e, e:-e].reshape(-1, 3).sum(axis=0, dtype=np.float64)
+
+        if self._colours is None:  # each face's colours as printed (a flattened bank's
+            # pictures leave the light's field out); a half turn sums alike
             faces, _ = self._source
-            self._colours = np.stack([cv2.resize(faces[c], self.size, interpolation=cv2.INTER_AREA)
-                                      [e:-e, e:-e].reshape(-1, 3).sum(axis=0, dtype=np.float64)
+            self._colours = np.stack([summed(cv2.resize(faces[c], self.size,
+                                                        interpolation=cv2.INTER_AREA))
                                       for c in self.ids])
+        x = summed(card)
         f = self._colours[index % len(self.ids)]
         g = np.log(np.maximum(x, 1e-6) / np.maximum(f, 1e-6))
         return float(g[1] - (g[0] + g[2]) / 2)

@@ -675,20 +675,24 @@ class SideReader:
         s = self.coarse_scores(frame, grown)
         j = int(np.argmax(s.max(axis=1)))
         first = int(np.argmax(s[j]))
-        q = align(frame, grown[j], fine, first)
-        card = without_glare(rectify(frame, q, fine.size))
-        row = fine.scores(card[None])[0]
+
+        def aligned(start: np.ndarray, face: int, perspective: bool = False
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            """*start* aligned with face row *face*: (quad, picture, its row)."""
+            moved = align(frame, start, fine, face, perspective)
+            pic = without_glare(rectify(frame, moved, fine.size))
+            return moved, pic, fine.scores(pic[None])[0]
+
+        q, card, row = aligned(grown[j], first)
         # a card filling much of a photo taken with the phone a little tilted shows
         # its perspective (its far side shorter), which no affine fit follows: aligned
         # again from there by a homography, kept where its face fits that better.
         # (Tuning photos, 990: 873 -> 882 right, wrong 13 -> 13; the rivals below
         # aligned so too: the same, at twice the alignments. A side card, a tenth of
         # the frame, shows no perspective an affine fit misses.)
-        qp = align(frame, q, fine, first, perspective=True)
-        cp = without_glare(rectify(frame, qp, fine.size))
-        rp = fine.scores(cp[None])[0]
-        if rp[first] > row[first]:
-            q, card, row = qp, cp, rp
+        again = aligned(q, first, perspective=True)
+        if again[2][first] > row[first]:
+            q, card, row = again
         # as a side card (:meth:`_settle`): the card aligned with its rivals of other
         # prints too, each face weighed at its best alignment, and the duel fought on
         # the picture whose outline lies on the photo's edges best among the first
@@ -699,9 +703,7 @@ class SideReader:
         for k in ranked[1:RIVALS + 1]:
             if k % n == ranked[0] % n or fine.alike[ranked[0] % n, k % n] >= DISTINCT_FACES:
                 continue  # the face turned, or printed alike: aligned alike
-            qk = align(frame, q, fine, k)
-            ck = without_glare(rectify(frame, qk, fine.size))
-            rk = fine.scores(ck[None])[0]
+            qk, ck, rk = aligned(q, k)
             rows.append(rk)
             if rk[k] > row.max():
                 held.append((qk, ck))
