@@ -516,6 +516,13 @@ def test_enrol_refuses_faces_it_cannot_tell_apart(tmp_path, capsys):
 # -- recognise --card --------------------------------------------------------------------------
 
 
+def _lit(image: np.ndarray, gains: float | tuple[float, float, float] | np.ndarray
+         ) -> np.ndarray:
+    """*image* (B, G, R uint8) under a light *gains* times as bright (one number, per
+    channel, or a field broadcast over it), clipped as a camera clips."""
+    return np.clip(image.astype(np.float32) * np.float32(gains), 0, 255).astype(np.uint8)
+
+
 def _card_photo(card_id: str, angle: float, *, tight: bool = False, seed: int = 0,
                 cloth: np.ndarray | None = None, face: np.ndarray | None = None,
                 far: float = 6.0) -> np.ndarray:
@@ -629,7 +636,7 @@ def test_a_sparse_print_under_a_lamps_falloff(deck, card_id, angle, across):
     image = _card_photo(card_id, angle, face=sim_deck(deck).art(card_id, 4.0))
     ramp = np.linspace(1.35, 0.55, image.shape[0], dtype=np.float32)
     light = ramp[None, :, None] if across else ramp[:, None, None]
-    lit = np.clip(image.astype(np.float32) * light, 0, 255).astype(np.uint8)
+    lit = _lit(image, light)
     assert rec.identify_card(lit).card_id == card_id
 
 
@@ -643,7 +650,7 @@ def test_a_card_photographed_in_tinted_light_is_read_by_its_prints_white(card_id
     the cult, and no Twilight card shows the light. The print's white parts do."""
     rec = Recogniser(load_deck(taught_deck(107)))
     image = _card_photo(card_id, angle, face=sim_deck(107).art(card_id, 4.0))
-    lit = np.clip(image.astype(np.float32) * np.float32(tint), 0, 255).astype(np.uint8)
+    lit = _lit(image, tint)
     assert rec.identify_card(lit).card_id == card_id
 
 
@@ -659,7 +666,7 @@ def test_a_card_without_white_photographed_in_tinted_light(card_id, angle, tint)
     docs/recognition.md, Open.)"""
     rec = Recogniser(load_deck(taught_deck(109)))
     image = _card_photo(card_id, angle, face=sim_deck(109).art(card_id, 4.0))
-    lit = np.clip(image.astype(np.float32) * np.float32(tint), 0, 255).astype(np.uint8)
+    lit = _lit(image, tint)
     assert rec.identify_card(lit).card_id == card_id
 
 
@@ -685,7 +692,7 @@ def test_a_card_photographed_under_a_glossy_sheen_in_dim_light(deck, card_id, an
     photo is named by the faces without their smooth light field, as side cards are."""
     rec = Recogniser(load_deck(taught_deck(deck)))
     image = _card_photo(card_id, angle, face=sim_deck(deck).art(card_id, 4.0))
-    dim = np.clip(image.astype(np.float32) * 0.55, 0, 255).astype(np.uint8)
+    dim = _lit(image, 0.55)
     add_sheen(dim, at, 140, 0.45)
     assert rec.identify_card(dim).card_id == card_id
 
@@ -701,7 +708,7 @@ def test_twins_of_two_colours_under_a_warm_lamp_told_by_the_light_they_need(card
     seen as the green one, its light would have to be magenta, which no lamp is."""
     rec = Recogniser(load_deck(taught_deck(109)))
     image = _card_photo(card_id, angle, face=sim_deck(109).art(card_id, 4.0))
-    lit = np.clip(image.astype(np.float32) * np.float32(cast), 0, 255).astype(np.uint8)
+    lit = _lit(image, cast)
     ident = rec.identify_card(lit)
     assert (ident.card_id, ident.cult) == (card_id, card_id.split("-")[0])
 
@@ -832,5 +839,5 @@ def test_cards_without_white_at_the_twilight_card_in_tinted_light(seed, tint):
     sides = {"north": "moon-altar", "east": "sun-temple", "south": "moon-souls-4",
              "west": "sun-souls-4"}
     image, _ = _scene(faces, (63, 88), sides, seed=seed, twilight_deg=20.0 * seed)
-    lit = np.clip(image.astype(np.float32) * np.float32(tint), 0, 255).astype(np.uint8)
+    lit = _lit(image, tint)
     assert rec.recognise(lit)["sides"] == sides
