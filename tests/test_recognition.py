@@ -282,6 +282,23 @@ def test_alike_faces_duel_on_the_picture_that_lies_on_the_cards_edges():
     assert rec.recognise(scene.image)["sides"]["north"] == "sun-adept"
 
 
+@pytest.mark.parametrize("seed, deck, seat, size", [
+    (1_504_003, 104, "south", (640, 480)),
+    (1_305_000, 105, "south", (640, 480)),
+    (1_307_001, 107, "north", (1280, 720)),
+    (1_508_000, 108, "south", (640, 480)),
+])
+def test_a_duel_the_zone_leaves_undecided_is_fought_as_a_photos(seed, deck, seat, size):
+    """Cards of 40-130 px a numeral apart from another face (adept, priest, high priest,
+    hierarch), seen whole, whose duel the zone's picture leaves undecided (the margin
+    under 0 at a quad 1-4% of the card off): named again as a photo of one card is, from
+    that quad, they are named right."""
+    scene = render_scene(seed, size=size, deck=deck)
+    rec = Recogniser(load_deck(taught_deck(deck)))
+    assert rec.recognise(scene.image)["sides"][seat] == scene.truth["sides"][seat]
+    assert rec.last_readings[seat].identity.margin > 0
+
+
 def _gingham(period_px: float, turn_deg: float, size: tuple[int, int] = SIZE) -> np.ndarray:
     """A blue gingham cloth of *size*: white, light and dark squares *period_px* / 2
     across, its weave turned *turn_deg*."""
