@@ -314,19 +314,30 @@ class SideReader:
         best face affinely and then in perspective at the finest bank, its rivals at
         their own alignment, the light read on the card): the name, where that names
         the card, its colours say the same cult, and its outline lies on the zone's
-        edges with a card's shape (as :meth:`_settle` asks of a card named); or None.
+        edges with a card's shape (:meth:`_lies_as_a_card`, as :meth:`_settle` asks); or None.
         (Tuning blocks A-C: of 28 sides read "unknown", 6 named right, 1 wrong: a card
         beneath a pile's top card, 0.38 of it off, named a numeral apart; held-out scenes
         201 -> 203 of 221 and 248 -> 248 of 267 right, wrong 1 and 6 both. At the bank
         of the zone's resolution instead: 8 right, 2 wrong.)"""
         quad, ident, support = found
         q, named = self.identify(zone.frame, quad)
-        zq = (q - zone.off) * np.float32(zone.f)
-        if (named.card_id == "unknown" or named.cult != ident.cult
-                or _on_edges(zq, zone.maps) < OUTLINE_NAMED
-                or not Q.card_shaped(zq, self.aspect, card_long_range(zone.native * zone.f))[0]):
+        if named.card_id == "unknown" or named.cult != ident.cult \
+                or not self._lies_as_a_card(zone, q):
             return None
         return q, named, support
+
+    def _lies_as_a_card(self, zone: _Zone, quad: np.ndarray, outline: float | None = None
+                        ) -> bool:
+        """Whether a card named at *quad* (frame px) lies where its outline is: a quad
+        aligned inside a card (on a figure of its print, at the wrong scale) has no edges
+        along its sides (*outline*, :func:`_on_edges` on the zone's edges, measured here
+        unless given, at least OUTLINE_NAMED); nor is a quad aligned onto a part of a
+        card (a patch of a plain face on a pile, at the wrong scale) a card: the card
+        named has a card's shape."""
+        if outline is None:
+            outline = _on_edges((quad - zone.off) * np.float32(zone.f), zone.maps)
+        return outline >= OUTLINE_NAMED and bool(
+            Q.card_shaped(quad, self.aspect, card_long_range(zone.native))[0])
 
     def _where_laid(self, zone: _Zone, laid: np.ndarray
                     ) -> tuple[np.ndarray, Identity, float] | None:
@@ -529,13 +540,7 @@ class SideReader:
         row = np.max(rows, axis=0)
         support = float(sides[i].min())
         ident = self._identity(fine, row, pic, zone.pose.light, zone.among)
-        # the card named must lie where its outline is: a quad aligned inside a card
-        # (on a figure of its print, at the wrong scale) has no edges along its sides
-        # (*outline*: :func:`on_edges`)
-        # nor is a quad aligned onto a part of a card (a patch of a plain face on a
-        # pile, at the wrong scale) a card: the card named has a card's shape
-        shaped = bool(Q.card_shaped(quad, self.aspect, card_long_range(zone.native))[0])
-        if ident.card_id != "unknown" and (outline < OUTLINE_NAMED or not shaped):
+        if ident.card_id != "unknown" and not self._lies_as_a_card(zone, quad, outline):
             ident = replace(ident, card_id="unknown", confidence=min(ident.confidence, 0.49))
         if ident.upside_down:
             quad = np.roll(quad, 2, axis=0)
