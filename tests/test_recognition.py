@@ -288,7 +288,7 @@ def test_alike_faces_duel_on_the_picture_that_lies_on_the_cards_edges():
     (1_307_001, 107, "north", (1280, 720)),
     (1_508_000, 108, "south", (640, 480)),
 ])
-def test_a_duel_the_zone_leaves_undecided_is_fought_as_a_photos(seed, deck, seat, size):
+def test_a_duel_the_zone_leaves_undecided_is_fought_again_as_in_a_photo(seed, deck, seat, size):
     """Cards of 40-130 px a numeral apart from another face (adept, priest, high priest,
     hierarch), seen whole, whose duel the zone's picture leaves undecided (the margin
     under 0 at a quad 1-4% of the card off): named again as a photo of one card is, from

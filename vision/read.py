@@ -314,7 +314,8 @@ class SideReader:
         best face affinely and then in perspective at the finest bank, its rivals at
         their own alignment, the light read on the card): the name, where that names
         the card, its colours say the same cult, and its outline lies on the zone's
-        edges with a card's shape (:meth:`_lies_as_a_card`, as :meth:`_settle` asks); or None.
+        edges with a card's shape (:meth:`_lies_as_a_card`, as :meth:`_settle` asks);
+        or None.
         (Tuning blocks A-C: of 28 sides read "unknown", 6 named right, 1 wrong: a card
         beneath a pile's top card, 0.38 of it off, named a numeral apart; held-out scenes
         201 -> 203 of 221 and 248 -> 248 of 267 right, wrong 1 and 6 both. At the bank
