@@ -299,6 +299,29 @@ def test_a_duel_the_zone_leaves_undecided_is_fought_again_as_in_a_photo(seed, de
     assert rec.last_readings[seat].identity.margin > 0
 
 
+@pytest.mark.parametrize("seed, deck, seat, size, named", [
+    (1_510_001, 110, "north", (1280, 720), False),  # sun-high-priest, duelled as sun-priest
+    (1_304_003, 104, "north", (640, 480), False),  # sun-hierarch, duelled as sun-high-priest
+    (1_300_008, "builtin", "north", (1920, 1080), True),  # moon-adept
+    (1_301_003, 101, "east", (640, 480), True),  # sun-altar
+])
+def test_a_duels_name_is_kept_only_where_a_closer_look_agrees(seed, deck, seat, size, named):
+    """A card named by a duel against a face alike at the zone's resolution is seen
+    again as a photo of one card (at the finest bank, aligned in perspective). Where
+    that look agrees, or leans to the same face, the name stands; where it leans to
+    another face, the card is left unnamed rather than named wrong (cards of 30-45 px,
+    a numeral's bars a pixel or two)."""
+    scene = render_scene(seed, size=size, deck=deck)
+    rec = Recogniser(load_deck(taught_deck(deck)))
+    got = rec.recognise(scene.image)["sides"][seat]
+    if named:
+        assert got == scene.truth["sides"][seat]
+        assert rec.last_readings[seat].identity.duelled
+    else:
+        assert got == "unknown"
+        assert rec.last_readings[seat].identity.plausible
+
+
 def _gingham(period_px: float, turn_deg: float, size: tuple[int, int] = SIZE) -> np.ndarray:
     """A blue gingham cloth of *size*: white, light and dark squares *period_px* / 2
     across, its weave turned *turn_deg*."""

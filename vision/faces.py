@@ -26,6 +26,7 @@ resolution that this margin is less than a noise-free reading can show
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import cv2
 import numpy as np
@@ -185,6 +186,20 @@ def _cell_rows(cores: np.ndarray, cells: tuple[int, int]) -> np.ndarray:
     return _standard_rows(np.ascontiguousarray(cut)).reshape(n, cy * cx, -1)
 
 
+class Decision(NamedTuple):
+    """What :meth:`FaceBank.decide` makes of a card: the card id or "unknown", the best
+    score, whether upside down, the margin -1..1 (how far the closest rival stays under
+    its bound, or the duel's lead; > 0 when named), the closest rival's id, and whether
+    the name was won by a duel (:meth:`FaceBank.duels`) against a face alike."""
+
+    card_id: str
+    score: float
+    upside_down: bool
+    margin: float
+    rival: str
+    duelled: bool = False
+
+
 @dataclass
 class _DuelPair:
     """What :meth:`FaceBank.duels` keeps of two faces: ``mids``, at each of DUEL_BLUR_PX,
@@ -315,11 +330,9 @@ class FaceBank:
     def decide(self, row: np.ndarray, allowed: np.ndarray | None = None,
                card: np.ndarray | None = None,
                gains: tuple[float, float, float] = (1.0, 1.0, 1.0)
-               ) -> tuple[str, float, bool, float, str]:
-        """From one card's :meth:`scores` row: (card id or "unknown", best score,
-        upside down, margin -1..1: how far the closest rival stays under its bound,
-        > 0 when named; the closest rival's id). *allowed* (K booleans): the faces it
-        may be (its colours decided its cult), default all.
+               ) -> Decision:
+        """From one card's :meth:`scores` row, the :class:`Decision`. *allowed* (K
+        booleans): the faces it may be (its colours decided its cult), default all.
 
         The whole card rules out every face j scoring under the midpoint bound
         (:data:`MARGIN_SHARE`). Faces it cannot rule out are too alike over the whole
@@ -370,11 +383,11 @@ class FaceBank:
         margin = float(np.clip((bounds[j] - others[j]) / max(bounds[j] - s * c[j], 1e-6),
                                -1.0, 1.0))
         if s < MIN_SCORE:
-            return "unknown", s, turned, margin, self.ids[j]
+            return Decision("unknown", s, turned, margin, self.ids[j])
         if not close:
-            return self.ids[i], s, turned, margin, self.ids[j]
+            return Decision(self.ids[i], s, turned, margin, self.ids[j])
         if prepared is None:
-            return "unknown", s, turned, margin, self.ids[j]
+            return Decision("unknown", s, turned, margin, self.ids[j])
         # the close faces and the best one: the face that wins every duel is the card
         core = prepared / np.float32(np.maximum(gains, 0.05))
         field = [best] + [int(turn_of[k]) for k in close]
@@ -382,9 +395,9 @@ class FaceBank:
         winner, runner = field[w], field[r]
         lead = float(np.clip(worst, -1.0, 1.0))
         if lead < 0:
-            return "unknown", s, turned, lead, self.ids[runner % n]
-        return (self.ids[winner % n], float(row[winner]), winner >= n, lead,
-                self.ids[runner % n])
+            return Decision("unknown", s, turned, lead, self.ids[runner % n])
+        return Decision(self.ids[winner % n], float(row[winner]), winner >= n, lead,
+                        self.ids[runner % n], duelled=True)
 
     def _two_best(self, card: tuple[np.ndarray, ...], field: list[int]
                   ) -> list[tuple[int, float]]:

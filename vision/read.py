@@ -122,6 +122,8 @@ NAME_SCORE = 0.75
 #: card under a lamp's reflection, a box beside it named moon-altar at 0.41 on every
 #: read).
 WEAK_NAME = 0.5
+#: An unnamed card's confidence stays under a half (no answer to the tracker either).
+UNNAMED_CONFIDENCE = 0.49
 #: (A face correlating PRESENT_SCORE overall with a quarter under half WHOLE_QUARTERS
 #: is a table's pattern or an arm meeting part of a face, not a card.)
 WHOLE_QUARTERS = 0.7
@@ -167,8 +169,9 @@ class Identity:
     best face), ``margin`` (-1..1: how far the second best face stays under the bound
     the deck sets; > 0 named), ``upside_down``, ``quarters`` (the least correlation of
     a quarter of the card with the named face: a card partly seen fails one), ``best``
-    and ``rival`` (the best face, and the best of another name) and ``plausible``
-    (every test but the margin passed)."""
+    and ``rival`` (the best face, and the best of another name), ``plausible``
+    (every test but the margin passed) and ``duelled`` (named by winning a duel against
+    a face alike: :meth:`vision.faces.FaceBank.duels`)."""
 
     card_id: str
     cult: str | None
@@ -180,6 +183,12 @@ class Identity:
     best: str | None = None
     rival: str | None = None
     plausible: bool = False
+    duelled: bool = False
+
+    def unnamed(self) -> Identity:
+        """This identity with its name withdrawn: "unknown", less than half sure."""
+        return replace(self, card_id="unknown", duelled=False,
+                       confidence=min(self.confidence, UNNAMED_CONFIDENCE))
 
 
 @dataclass(frozen=True)
@@ -268,6 +277,8 @@ class SideReader:
             named = self._named_as_photo(zone, found)
             if named is not None:
                 return named
+        if found is not None and found[1].duelled and zone.among is None:
+            found = self._duel_seen_again(zone, found)
         # named too weakly to count (a box by a lamp's reflection fitting some face a
         # little): where the side changed may name the card itself, more surely
         weak = (found is not None and found[1].card_id != "unknown"
@@ -326,6 +337,26 @@ class SideReader:
                 or not self._lies_as_a_card(zone, q):
             return None
         return q, named, support
+
+    def _duel_seen_again(self, zone: _Zone, found: tuple[np.ndarray, Identity, float]
+                         ) -> tuple[np.ndarray, Identity, float]:
+        """A card a duel named at the zone's resolution (*found*) seen again as a photo
+        of one card is (:meth:`identify`: its best face aligned in perspective at the
+        finest bank, its rivals at their own alignment, the light read on the card): its
+        name kept where that names the card the same, or leaves it unnamed but likest
+        the same face; otherwise withdrawn (unknown, plausible). Faces a numeral apart
+        on a card a few dozen px long: the two looks disagree where its print cannot
+        tell them.
+        (Tuning blocks A-C: right 777 -> 772, wrong 5 -> 2; held-out scenes right
+        451 -> 448 of 488, wrong 7 -> 4. Withdrawn wherever the two looks differ at
+        all: right -14, wrong -4. Only a read that knows nothing of the cards played:
+        a watcher's (*among*) cost 14 plays of 1232 in the tuning hands, and kept
+        none from a wrong name.)"""
+        quad, ident, support = found
+        _, seen = self.identify(zone.frame, quad)
+        if ident.card_id in (seen.card_id, seen.best):
+            return found
+        return quad, ident.unnamed(), support
 
     def _lies_as_a_card(self, zone: _Zone, quad: np.ndarray, outline: float | None = None
                         ) -> bool:
@@ -542,7 +573,7 @@ class SideReader:
         support = float(sides[i].min())
         ident = self._identity(fine, row, pic, zone.pose.light, zone.among)
         if ident.card_id != "unknown" and not self._lies_as_a_card(zone, quad, outline):
-            ident = replace(ident, card_id="unknown", confidence=min(ident.confidence, 0.49))
+            ident = ident.unnamed()
         if ident.upside_down:
             quad = np.roll(quad, 2, axis=0)
         if ident.card_id == "unknown" and (
@@ -602,8 +633,8 @@ class SideReader:
         if cult is None:
             cult = self._cult_by_light(bank, int(np.argmax(row)), card)
         allowed = None if cult is None else self.cults[cult]
-        card_id, score, turned, margin, rival = bank.decide(row, allowed, card, light)
-        if card_id == "unknown" and among is not None:
+        decision = bank.decide(row, allowed, card, light)
+        if decision.card_id == "unknown" and among is not None:
             # faces the card alone cannot tell apart, where some cannot lie there
             # (played already): a face a numeral apart that was played is no rival. A
             # card named on its own keeps its name, played or not: the watcher then
@@ -611,8 +642,9 @@ class SideReader:
             only = among if allowed is None else allowed & among
             if not only.all() and only.any():
                 decided = bank.decide(row, only, card, light)
-                if decided[0] != "unknown":
-                    card_id, score, turned, margin, rival = decided
+                if decided.card_id != "unknown":
+                    decision = decided
+        card_id, score, turned, margin, rival, duelled = decision
         if card_id != "unknown":
             best = card_id
         if cult is not None and Card.parse(best).cult.value != cult:
@@ -625,9 +657,9 @@ class SideReader:
         plausible = whole and (cult is None or Card.parse(best).cult.value == cult)
         conf = float(np.clip(score, 0, 1)) * (0.5 + 0.5 * max(0.0, margin))
         if card_id == "unknown":
-            conf = min(conf, 0.49)
+            conf = min(conf, UNNAMED_CONFIDENCE)
         return Identity(card_id, cult, conf, score, margin, turned, quarters, best, rival,
-                        plausible)
+                        plausible, duelled and card_id != "unknown")
 
     @staticmethod
     def _cult_by_light(bank: FaceBank, best: int, card: np.ndarray) -> str | None:
