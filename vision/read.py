@@ -350,8 +350,8 @@ class SideReader:
         (Tuning blocks A-C: right 777 -> 772, wrong 5 -> 2; held-out scenes right
         451 -> 448 of 488, wrong 7 -> 4. Withdrawn wherever the two looks differ at
         all: right -14, wrong -4. Only a read that knows nothing of the cards played:
-        a watcher's (*among*) cost 14 plays of 1232 in the tuning hands, and kept
-        none from a wrong name.)"""
+        in a watcher's (*among*) it cost 14 plays of 1232 in the tuning hands for one
+        wrong play fewer, which its reads while a trick is cleared keep out too.)"""
         quad, ident, support = found
         _, seen = self.identify(zone.frame, quad)
         if ident.card_id in (seen.card_id, seen.best):
