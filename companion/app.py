@@ -303,13 +303,15 @@ class Companion:
         app.add_url_rule("/healthz", "healthz", self._healthz)
         self.server = web.make_server(app, self.opts.host, self.opts.port,
                                       threads=self.config.web.threads)
-        thread = threading.Thread(target=self._serve, name="web", daemon=True)
-        thread.start()
         port = self.server.effective_port
         host = self.opts.host
-        print(f"web: listening on {host}:{port}", flush=True)
         app.config["PAGE_URL"] = web.page_url(host, port)  # (the setup page's QR code)
+        # the address told before the page answers (the socket listens already): whoever
+        # the page answers could read where to open it, and the setup page has its QR code
+        print(f"web: listening on {host}:{port}", flush=True)
         web.print_banner(app.config["PAGE_URL"], app.config["TABLE_PIN"])
+        thread = threading.Thread(target=self._serve, name="web", daemon=True)
+        thread.start()
 
     def _healthz(self) -> Any:
         from flask import jsonify
