@@ -519,6 +519,36 @@ def test_a_rival_ruled_out_by_the_faces_likeness_never_reaches_the_lead():
     assert ruled_out > 0
 
 
+def test_an_outline_on_edges_all_round_is_aligned_however_little_it_correlates():
+    """Of a zone's outlines, grown by GROW, the FINE_CANDIDATES correlating best at the
+    coarse resolution are aligned and matched finely; so is the outline with the most
+    support on edges all round (OUTLINE_SURE each side), once, at its best growth,
+    however little its inside correlates there (a card a few px off whose plain face
+    contrasts with the cloth)."""
+    from vision.read import FINE_CANDIDATES, GROW, OUTLINE_SURE, _to_align
+
+    rng = np.random.default_rng(2)
+    quads = 12
+    owner = [i for i in range(quads) for _ in GROW]
+    scores = rng.uniform(0.5, 0.9, (len(owner), 56))
+    sides = rng.uniform(0.0, OUTLINE_SURE - 0.05, (quads, 4))
+    best = [int(j) for j in np.argsort(-scores.max(axis=1))[:FINE_CANDIDATES]]
+    assert _to_align(scores, owner, sides) == best  # no outline all round
+    low = next(i for i in range(quads) if i not in {owner[j] for j in best})
+    rows = [j for j in range(len(owner)) if owner[j] == low]
+    scores[rows] = 0.2
+    scores[rows[1], 7] = 0.3  # its best growth
+    sides[low] = (0.9, 1.0, 0.85, 1.0)
+    weaker = next(i for i in range(quads) if i not in {owner[j] for j in best} | {low})
+    sides[weaker] = OUTLINE_SURE
+    assert _to_align(scores, owner, sides) == best + [rows[1]]
+    sides[owner[best[2]]] = 1.0  # one of the best outlined all round too: the same
+    assert _to_align(scores, owner, sides) == best + [rows[1]]
+    sides[low] = (0.9, 1.0, 0.7, 1.0)  # not all round
+    assert _to_align(scores, owner, sides) == best + [max(
+        (j for j in range(len(owner)) if owner[j] == weaker), key=lambda j: scores[j].max())]
+
+
 def test_faces_alike_but_for_their_colours_are_told_apart_by_a_duel():
     """Two faces printed alike in each cult's colours correlate 1.0 channel by channel;
     the duel, over all channels at once, names the one the card is, and both the card
