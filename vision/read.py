@@ -849,8 +849,8 @@ def _to_align(scores: np.ndarray, owner: list[int], sides: np.ndarray) -> list[i
     the rest, however little its inside correlates. A few px off, a card whose plain
     face contrasts with the cloth fits no face until aligned onto it (tuning scene
     1605004 east, a dark card on light wood: 0.40 at an outline 5% off, 0.95 at its
-    own). It counts only if a face shows once it is aligned (MIN_SCORE): a gingham's
-    square is outlined all round too."""
+    own). :meth:`SideReader._settle` counts it only where a face shows once it is
+    aligned (MIN_SCORE): a gingham's square is outlined all round too."""
     best = scores.max(axis=1)
     order = [int(j) for j in np.argsort(-best)[:FINE_CANDIDATES]]
     taken = {owner[j] for j in order}
