@@ -382,20 +382,52 @@ def test_the_uppermost_card_a_little_off_the_card_beneath(shift):
     coarse search by face. The card is found by moving those outlines to where a face
     fits them. (A light card on a light card on a lighter wood is still missed at
     times: docs/recognition.md, "Open".)"""
-    faces = deck_images(SPARSE_DECK)
     rec = Recogniser(load_deck(taught_deck(SPARSE_DECK)))
+    _check(rec, _piles(shift), PILE_SIDES, 0.0)
+
+
+def _piles(shift, cloth: np.ndarray | None = None) -> np.ndarray:
+    """A scene of the sparse deck's PILE_SIDES, each laid *shift* (along its short and
+    long side, shares of the card, and turned, degrees) off an earlier card of
+    PILE_UNDER, on the simulator's table or on *cloth*; in the soft focus of a camera."""
+    faces = deck_images(SPARSE_DECK)
     th, tw = faces[TWILIGHT_ID].shape[:2]
     fh, fw = faces[CARD_IDS[0]].shape[:2]
     card_mm = (63, 63 * fh / fw)
-    image, quads = _scene(faces, (63, 63 * th / tw), PILE_UNDER, card_mm=card_mm)
+    image, quads = _scene(faces, (63, 63 * th / tw), PILE_UNDER, card_mm=card_mm, cloth=cloth)
     sx, sy, turn = shift
     for seat, q in quads.items():
         centre = q.mean(axis=0) + sx * (q[1] - q[0]) + sy * (q[3] - q[0])
         _paste(image, faces[PILE_SIDES[seat]], centre,
                {"north": 0.0, "east": 90.0, "south": 180.0, "west": 270.0}[seat] + turn,
                card_mm)
-    image = cv2.GaussianBlur(image, (0, 0), 0.6)
-    _check(rec, image, PILE_SIDES, 0.0)
+    return cv2.GaussianBlur(image, (0, 0), 0.6)
+
+
+def _tiles(w_px: float, h_px: float, turn_deg: float, size: tuple[int, int] = SIZE
+           ) -> np.ndarray:
+    """A cloth of *size* ruled in dark lines into light tiles *w_px* x *h_px*, the
+    ruling turned *turn_deg*."""
+    yy, xx = np.mgrid[0:size[1], 0:size[0]].astype(np.float32)
+    a = np.radians(turn_deg)
+    u, v = xx * np.cos(a) + yy * np.sin(a), -xx * np.sin(a) + yy * np.cos(a)
+    img = np.full((size[1], size[0], 3), (200, 205, 210), np.uint8)
+    img[((u % w_px) < 2.5) | ((v % h_px) < 2.5)] = (60, 50, 40)
+    return img
+
+
+@pytest.mark.parametrize("across", [1.0, 1.5, 2.0])
+def test_the_uppermost_card_of_a_pile_on_a_cloth_ruled_in_cards(across):
+    """On a cloth ruled into tiles of a card's shape (a card's size / *across*), every
+    tile is an outline on edges all round, and they fill the zone's outlines ranked by
+    their edges; the card on top of a pile, whose side over the card beneath makes no
+    edge, ranks far below them. It is found among the outlines its edges make by how
+    much their insides look like a face. (Two other placements on such a cloth are
+    still missed: docs/recognition.md, "Open".)"""
+    rec = Recogniser(load_deck(taught_deck(SPARSE_DECK)))
+    fh, fw = deck_images(SPARSE_DECK)[CARD_IDS[0]].shape[:2]
+    w = 63 * PX_PER_MM / across
+    _check(rec, _piles((-0.15, -0.25, -3.0), _tiles(w, w * fh / fw, 20.0)), PILE_SIDES, 0.0)
 
 
 #: soft focus over the composed scene, as a camera focused on the table gives

@@ -843,8 +843,9 @@ def test_where_a_card_was_laid_on_a_like_card_is_where_it_lies(shift) -> None:
 
 def test_a_card_no_outline_shows_is_read_where_the_side_changed(monkeypatch) -> None:
     # On a pile of like print the card on top may make no outline of its own (its sides
-    # on the like sides beneath). Without outlines, the rectangle where the side changed
-    # (what the tracker saw laid) is read; without that either, no card is named.
+    # on the like sides beneath). Without outlines (none proposed, nor any rough outline
+    # to weigh by its look), the rectangle where the side changed (what the tracker saw
+    # laid) is read; without that either, no card is named.
     import vision.read
     from vision.sim.decks import taught_deck
     from vision.tracker import TableTracker
@@ -856,6 +857,7 @@ def test_a_card_no_outline_shows_is_read_where_the_side_changed(monkeypatch) -> 
     rect = tracker._where_laid(zone, zone.fine.look(laid))
     none = (np.zeros((0, 4, 2), np.float32), np.zeros((0, 4), np.float32))
     monkeypatch.setattr(vision.read.Q, "card_quads", lambda *a, **k: none)
+    monkeypatch.setattr(vision.read.Q, "card_hypotheses", lambda *a, **k: none[0])
     assert tracker.rec.read_side(laid, tracker.pose, "north").card_id != card
     assert tracker.rec.read_side(laid, tracker.pose, "north", laid=rect).card_id == card
 

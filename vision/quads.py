@@ -512,24 +512,36 @@ def rough_distinct(quads: np.ndarray, order: np.ndarray, limit: int) -> list[int
     return [int(idx[i]) for i in kept]
 
 
-def card_quads(img: np.ndarray, aspect: float, long_range: tuple[float, float], *,
-               maps: EdgeMaps | None = None, keep: int = 24, rough: int | None = None,
-               long_px: float | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Card-like quads in *img* (grey uint8) of outline ratio about *aspect* (long /
-    short; the sides are then refined freely) and long side within *long_range* px:
-    up to *keep* distinct ones, best supported first, as (quads K x 4 x 2, side
-    supports K x 4). The best *rough* (default twice *keep*) distinct hypotheses are
-    refined: a picture with many cards needs more. *long_px*: the cards' expected long
-    side, when known (:func:`hypotheses`)."""
-    maps = edge_maps(img) if maps is None else maps
+def card_hypotheses(maps: EdgeMaps, aspect: float, long_range: tuple[float, float],
+                    long_px: float | None = None) -> np.ndarray:
+    """Rough outlines (N x 4 x 2) of cards of outline ratio *aspect* (long / short) and
+    long side within *long_range* px from the straight runs of the edges of *maps*
+    (:func:`hypotheses` from each run, :func:`pair_hypotheses` from runs facing each
+    other; *long_px*: the cards' expected long side, when known)."""
     short_min = long_range[0] / aspect
     segs = segments(maps.edges, 0.4 * short_min)
     # no side of a card is longer than its long side (a longer run is a plank joint,
     # a stripe of the cloth, or a side merged with one)
     seg_len = np.hypot(segs[:, 2] - segs[:, 0], segs[:, 3] - segs[:, 1])
     segs = segs[seg_len <= long_range[1]]
-    hyp = np.concatenate([hypotheses(segs, aspect, long_range, long_px=long_px),
-                          pair_hypotheses(segs, aspect, long_range)])
+    return np.concatenate([hypotheses(segs, aspect, long_range, long_px=long_px),
+                           pair_hypotheses(segs, aspect, long_range)])
+
+
+def card_quads(img: np.ndarray, aspect: float, long_range: tuple[float, float], *,
+               maps: EdgeMaps | None = None, keep: int = 24, rough: int | None = None,
+               long_px: float | None = None, hyp: np.ndarray | None = None
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Card-like quads in *img* (grey uint8) of outline ratio about *aspect* (long /
+    short; the sides are then refined freely) and long side within *long_range* px:
+    up to *keep* distinct ones, best supported first, as (quads K x 4 x 2, side
+    supports K x 4). The best *rough* (default twice *keep*) distinct hypotheses are
+    refined: a picture with many cards needs more. *long_px*: the cards' expected long
+    side, when known; *hyp*: the rough outlines, when already made
+    (:func:`card_hypotheses`)."""
+    maps = edge_maps(img) if maps is None else maps
+    if hyp is None:
+        hyp = card_hypotheses(maps, aspect, long_range, long_px)
     if not len(hyp):
         return np.zeros((0, 4, 2), np.float32), np.zeros((0, 4), np.float32)
     first = side_support(hyp, maps, ROUGH_SAMPLES).mean(axis=1)

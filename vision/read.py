@@ -46,7 +46,7 @@ from vision.faces import (
     rectify,
     rectify_all,
 )
-from vision.facesearch import PLACE_MOVES, PLACE_STEPS, DeckGrid
+from vision.facesearch import PLACE_MOVES, PLACE_STEPS, CellMeans, DeckGrid
 from vision.facesearch import search as face_search
 from vision.glare import without_glare
 from vision.locate import (
@@ -57,6 +57,7 @@ from vision.locate import (
     art_aspect,
     beyond,
     clockwise,
+    clockwise_all,
     zone_outline,
 )
 from vision.profile import CARD_MM, CHROMA_MIN, HIST_BINS, hue_hist
@@ -74,6 +75,10 @@ SIZE_MEMORY = 16
 #: aligned and matched finely.
 CANDIDATES = 20
 FINE_CANDIDATES = 5
+#: Rough outline hypotheses weighed, as laid, where no outline showed a card: those
+#: whose inside looks most like a face on the deck's coarse grid (a card on a pile
+#: shares sides with the cards beneath, and its outline ranks low by its edges).
+FACE_OUTLINES = 4
 #: Faces besides the best a chosen card is aligned with before it is named.
 RIVALS = 3
 #: Faces correlating less than this (each channel apart, so whatever their colours)
@@ -263,9 +268,10 @@ class SideReader:
             out = beyond(mm, pose.size_mm)
             return (np.argmax(out, axis=1) == side) & (out[:, side] > 0)
 
-        qs, sides = Q.card_quads(crop, self.aspect,
-                                 card_long_range(native * f), keep=CANDIDATES,
-                                 long_px=expected, maps=maps)
+        long_range = card_long_range(native * f)
+        hyp = Q.card_hypotheses(maps, self.aspect, long_range, expected)
+        qs, sides = Q.card_quads(crop, self.aspect, long_range, keep=CANDIDATES,
+                                 maps=maps, hyp=hyp)
         if len(qs):
             ok = here(qs.mean(axis=1))
             qs, sides = qs[ok], sides[ok]
@@ -296,6 +302,17 @@ class SideReader:
         lit = self._in_uneven_light(zone, qs, sides)
         if lit is not None:
             return lit
+        # no outline showed a card: its outline may be one its edges ranked low (a card
+        # on a pile shares sides with the cards beneath), laid where it looks like a face
+        liked = self._liked(crop, hyp, long_range) if found is None else hyp[:0]
+        if len(liked):
+            liked = liked[here(liked.mean(axis=1))]
+        if len(liked):
+            by_look, _ = self._settle(zone, list(portrait_all(liked)),
+                                      Q.side_support(liked, maps), GROW, True,
+                                      from_runs=True)
+            if by_look is not None and by_look[1].card_id != "unknown":
+                return by_look
         if likeness >= MIN_SCORE:
             # a card is there (some outline's inside looks like a face) but no outline
             # shows it whole (a card seen whole whose face only a duel could tell stays
@@ -317,6 +334,20 @@ class SideReader:
             if placed is not None:
                 return placed
         return found
+
+    def _liked(self, crop: np.ndarray, hyp: np.ndarray, long_range: tuple[float, float]
+               ) -> np.ndarray:
+        """The FACE_OUTLINES distinct outlines of *hyp* (rough outline hypotheses in
+        *crop*, the zone's picture) whose insides look most like some face on the
+        deck's coarse grid (:class:`vision.facesearch.DeckGrid`), as laid, those of a
+        card's shape (long side within *long_range*): a card on a pile of cards shares
+        sides with them, its outline ranks low by its sides' edges, and refining it
+        moves its side over the card beneath onto that card's edge."""
+        if not len(hyp):
+            return hyp.reshape(0, 4, 2)
+        like = self.grid.scores(CellMeans(crop), portrait_all(hyp)).max(axis=1)
+        liked = hyp[Q.rough_distinct(hyp, np.argsort(-like, kind="stable"), FACE_OUTLINES)]
+        return liked[Q.card_shaped(liked, self.aspect, long_range)]
 
     def _named_as_photo(self, zone: _Zone, found: tuple[np.ndarray, Identity, float]
                         ) -> tuple[np.ndarray, Identity, float] | None:
@@ -477,13 +508,15 @@ class SideReader:
         return placed
 
     def _settle(self, zone: _Zone, quads: list[np.ndarray], sides: np.ndarray,
-                grow: tuple[float, ...], by_face: bool
+                grow: tuple[float, ...], by_face: bool, from_runs: bool = False
                 ) -> tuple[tuple[np.ndarray, Identity, float] | None, float]:
         """The card among *quads* (zone px, portrait; *sides*: their sides' support on
         edges), each also grown by *grow*, whose face shows best, named, or None when
         none is a card (*by_face*: the quads were laid by the face search, so one that
         cannot be named is no card); and the best correlation of any with a face at the
-        coarsest resolution."""
+        coarsest resolution. *from_runs*: each quad was laid from a run of edges as one
+        of its sides, so a card named there keeps a side on edges (OUTLINE_NAMED; a
+        cloth's pattern that a face fits draws the alignment off the run)."""
         if not quads:
             return None, -1.0
         frame, f, off = zone.frame, zone.f, zone.off
@@ -495,6 +528,8 @@ class SideReader:
         s = self.coarse_scores(frame, grown)
         order = _to_align(s, owner, sides)
         likeness = float(s.max())
+        if from_runs and likeness < MIN_SCORE:
+            return None, likeness  # chosen by their look, yet none shows a face coarsely
         if likeness < MIN_SCORE * REFINE_SHARE and not by_face \
                 and float(sides.min(axis=1).max()) < OUTLINE_SURE:
             # no outline's inside looks even that much like a face (as the finder's:
@@ -588,6 +623,9 @@ class SideReader:
             # is not one), and ending at its corners (a gingham's or planks' lines run
             # on past them)
             return None, likeness
+        if ident.card_id != "unknown" and from_runs and float(Q.side_support(
+                ((quad - off) * np.float32(f))[None], zone.maps).max()) < OUTLINE_NAMED:
+            return None, likeness  # (not learnt from: no card)
         if ident.card_id != "unknown":  # a card named: its size teaches the cards' size
             self._learn_size(quad, zone.native)
         return (quad, ident, support), likeness
@@ -836,9 +874,16 @@ def card_long_range(px_per_mm: float) -> tuple[float, float]:
 
 def portrait(quad: np.ndarray) -> np.ndarray:
     """*quad* (clockwise) from the corner that makes side 0-1 a short side."""
-    turned = Q.roll_corners(quad, 1)
-    d = np.hypot(*(turned - quad).T)
-    return quad if d[0] + d[2] <= d[1] + d[3] else turned
+    return portrait_all(quad[None])[0]
+
+
+def portrait_all(quads: np.ndarray) -> np.ndarray:
+    """Each of *quads* (N x 4 x 2, any corner first) clockwise, from the corner that
+    makes side 0-1 a short side (:func:`portrait`)."""
+    q = clockwise_all(quads)
+    turned = Q.roll_corners(q, 1, axis=1)
+    d = np.hypot(*(turned - q).transpose(2, 0, 1))
+    return np.where((d[:, 0] + d[:, 2] <= d[:, 1] + d[:, 3])[:, None, None], q, turned)
 
 
 def _to_align(scores: np.ndarray, owner: list[int], sides: np.ndarray) -> list[int]:
