@@ -528,8 +528,10 @@ class SideReader:
         s = self.coarse_scores(frame, grown)
         order = _to_align(s, owner, sides)
         likeness = float(s.max())
-        if from_runs and likeness < MIN_SCORE:
-            return None, likeness  # chosen by their look, yet none shows a face coarsely
+        if from_runs:  # chosen by their look: aligned only where a face shows coarsely
+            order = [j for j in order if s[j].max() >= MIN_SCORE]
+            if not order:
+                return None, likeness
         if likeness < MIN_SCORE * REFINE_SHARE and not by_face \
                 and float(sides.min(axis=1).max()) < OUTLINE_SURE:
             # no outline's inside looks even that much like a face (as the finder's:
