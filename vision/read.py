@@ -27,7 +27,7 @@ face fits is a card that cannot be named (``"unknown"``); anything less is no ca
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, replace
 
 import cv2
@@ -56,7 +56,6 @@ from vision.locate import (
     TwilightPose,
     art_aspect,
     beyond,
-    clockwise,
     clockwise_all,
     zone_outline,
 )
@@ -277,7 +276,7 @@ class SideReader:
             qs, sides = qs[ok], sides[ok]
         zone = _Zone(frame, pose, native, f, off, maps,
                      None if among is None else np.array([c in among for c in CARD_IDS]))
-        found, likeness = self._settle(zone, [portrait(clockwise(q)) for q in qs], sides,
+        found, likeness = self._settle(zone, [portrait(q) for q in qs], sides,
                                        GROW, False)
         if found is not None and found[1].card_id == "unknown" and found[1].plausible:
             named = self._named_as_photo(zone, found)
@@ -302,16 +301,11 @@ class SideReader:
         lit = self._in_uneven_light(zone, qs, sides)
         if lit is not None:
             return lit
-        # no outline showed a card: its outline may be one its edges ranked low (a card
-        # on a pile shares sides with the cards beneath), laid where it looks like a face
-        liked = self._liked(crop, hyp, long_range) if found is None else hyp[:0]
-        if len(liked):
-            liked = liked[here(liked.mean(axis=1))]
-        if len(liked):
-            by_look, _ = self._settle(zone, list(portrait_all(liked)),
-                                      Q.side_support(liked, maps), GROW, True,
-                                      from_runs=True)
-            if by_look is not None and by_look[1].card_id != "unknown":
+        if found is None:
+            # no outline showed a card: its outline may be one its edges ranked low (a
+            # card on a pile shares sides with the cards beneath)
+            by_look = self._by_look(zone, crop, hyp, long_range, here)
+            if by_look is not None:
                 return by_look
         if likeness >= MIN_SCORE:
             # a card is there (some outline's inside looks like a face) but no outline
@@ -325,7 +319,7 @@ class SideReader:
                 # edges nearest may be the card's beneath)
                 fq = fq.reshape(-1, 4, 2)
                 fq = np.concatenate([fq, Q.refine(fq, maps)])
-                by_face, _ = self._settle(zone, [portrait(clockwise(q)) for q in fq],
+                by_face, _ = self._settle(zone, [portrait(q) for q in fq],
                                           Q.side_support(fq, maps), (1.0,), True)
                 if by_face is not None and by_face[1].card_id != "unknown":
                     return by_face
@@ -335,19 +329,29 @@ class SideReader:
                 return placed
         return found
 
-    def _liked(self, crop: np.ndarray, hyp: np.ndarray, long_range: tuple[float, float]
-               ) -> np.ndarray:
-        """The FACE_OUTLINES distinct outlines of *hyp* (rough outline hypotheses in
-        *crop*, the zone's picture) whose insides look most like some face on the
-        deck's coarse grid (:class:`vision.facesearch.DeckGrid`), as laid, those of a
-        card's shape (long side within *long_range*): a card on a pile of cards shares
-        sides with them, its outline ranks low by its sides' edges, and refining it
-        moves its side over the card beneath onto that card's edge."""
+    def _by_look(self, zone: _Zone, crop: np.ndarray, hyp: np.ndarray,
+                 long_range: tuple[float, float],
+                 here: Callable[[np.ndarray], np.ndarray]
+                 ) -> tuple[np.ndarray, Identity, float] | None:
+        """The card named within one of the FACE_OUTLINES distinct outlines of *hyp*
+        (rough outline hypotheses in *crop*, the zone's picture) whose insides look most
+        like some face on the deck's coarse grid (:class:`vision.facesearch.DeckGrid`),
+        as laid, those of a card's shape (long side within *long_range*) beyond this
+        side (*here*); or None. A card on a pile of cards shares sides with them, its
+        outline ranks low by its sides' edges, and refining it moves its side over the
+        card beneath onto that card's edge (:meth:`_settle`'s *from_runs*)."""
         if not len(hyp):
-            return hyp.reshape(0, 4, 2)
-        like = self.grid.scores(CellMeans(crop), portrait_all(hyp)).max(axis=1)
-        liked = hyp[Q.rough_distinct(hyp, np.argsort(-like, kind="stable"), FACE_OUTLINES)]
-        return liked[Q.card_shaped(liked, self.aspect, long_range)]
+            return None
+        quads = portrait_all(hyp)
+        like = self.grid.scores(CellMeans(crop), quads).max(axis=1)
+        liked = quads[Q.rough_distinct(quads, np.argsort(-like, kind="stable"), FACE_OUTLINES)]
+        liked = liked[Q.card_shaped(liked, self.aspect, long_range)]
+        liked = liked[here(liked.mean(axis=1))] if len(liked) else liked
+        if not len(liked):
+            return None
+        found, _ = self._settle(zone, list(liked), Q.side_support(liked, zone.maps), GROW,
+                                True, from_runs=True)
+        return found if found is not None and found[1].card_id != "unknown" else None
 
     def _named_as_photo(self, zone: _Zone, found: tuple[np.ndarray, Identity, float]
                         ) -> tuple[np.ndarray, Identity, float] | None:
@@ -412,7 +416,7 @@ class SideReader:
         the two prints agree), each also refined onto the zone's edges; named, or
         None. A rectangle of something other than a card names nothing."""
         q = (np.asarray(laid, np.float32) - zone.off) * np.float32(zone.f)
-        q = portrait(clockwise(q))
+        q = portrait(q)
         d = np.hypot(*(Q.roll_corners(q, 1) - q).T)
         long, short = (d[1] + d[3]) / 2, (d[0] + d[2]) / 2
         if short < 3:
@@ -454,7 +458,7 @@ class SideReader:
             return None
         bank = self.bank_for(min(zone.native, ALIGN_PX_PER_MM))
         flat = bank.flattened()
-        quads = np.stack([portrait(clockwise(qs[i])) / np.float32(zone.f) + zone.off
+        quads = np.stack([portrait(qs[i]) / np.float32(zone.f) + zone.off
                           for i in top]).astype(np.float32)
 
         def weigh(moved: np.ndarray) -> np.ndarray:
@@ -496,7 +500,7 @@ class SideReader:
         top = _on_three_sides(sides, PLACE_OUTLINES)
         if not top:
             return None
-        moved, score = self._placed(zone.frame, np.stack([portrait(clockwise(qs[i])) / f + off
+        moved, score = self._placed(zone.frame, np.stack([portrait(qs[i]) / f + off
                                                           for i in top]))
         if score.max() < MIN_SCORE:
             return None  # no face fits any of them anywhere near: no card on a pile
@@ -764,7 +768,7 @@ class SideReader:
     def likeness(self, frame: np.ndarray, quads: list[np.ndarray]) -> np.ndarray:
         """How much each of *quads* (frame px, any corner first) looks like a face: its
         best correlation at the coarsest resolution, upright either way."""
-        return self.coarse_scores(frame, [portrait(clockwise(q)) for q in quads]).max(axis=1)
+        return self.coarse_scores(frame, [portrait(q) for q in quads]).max(axis=1)
 
     def identify(self, frame: np.ndarray, quad: np.ndarray, flat: bool = False
                  ) -> tuple[np.ndarray, Identity]:
@@ -773,7 +777,7 @@ class SideReader:
         first, affinely and then in perspective. *flat*: named by the faces without
         their smooth light field (:meth:`vision.faces.FaceBank.flattened`: a sheen
         over a glossy card, a lamp's falloff)."""
-        q = portrait(clockwise(quad))
+        q = portrait(quad)
         plain = self.banks[-1]
         fine = plain.flattened() if flat else plain
         grown = [(q - q.mean(axis=0)) * g + q.mean(axis=0) for g in GROW]
@@ -875,7 +879,8 @@ def card_long_range(px_per_mm: float) -> tuple[float, float]:
 
 
 def portrait(quad: np.ndarray) -> np.ndarray:
-    """*quad* (clockwise) from the corner that makes side 0-1 a short side."""
+    """*quad* (any corner first) clockwise, from the corner that makes side 0-1 a short
+    side."""
     return portrait_all(quad[None])[0]
 
 
