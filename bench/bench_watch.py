@@ -71,6 +71,21 @@ class _TimedTracker(TableTracker):
             self.frames += 1
 
 
+def plays_as_logged(events: list[dict]) -> list[tuple[str, str] | None]:
+    """The plays of one watched hand as the game log holds them, from its C7 events: a
+    ``gap`` takes the next place, and the ``play`` that names it later (``gap``: its
+    index) fills that place; a gap never named stays None."""
+    places: list[tuple[str, str] | None] = []
+    for e in events:
+        if e["type"] == "gap":
+            places.append(None)
+        elif e["type"] == "play" and "gap" in e and 0 < e["gap"] <= len(places):
+            places[e["gap"] - 1] = (e["seat"], e["card"])
+        elif e["type"] == "play":
+            places.append((e["seat"], e["card"]))
+    return places
+
+
 def watch_hand(seed: int, deck, folder: Path, fps: float = 10) -> dict:  # type: ignore[no-untyped-def]
     table = SimulatedTable(seed=seed, size=SIZE, fps=fps, hands=1, realtime=False, deck=deck)
     log = GameLog.open(folder / "data")
@@ -86,19 +101,29 @@ def watch_hand(seed: int, deck, folder: Path, fps: float = 10) -> dict:  # type:
         log.close()
     events = [json.loads(x) for x in events_path.read_text().splitlines()]
     truth = table.truth_events
-    got = [(e["seat"], e["card"]) for e in events if e["type"] == "play"]
+    places = plays_as_logged(events)
+    got = [p for p in places if p is not None]
     want = [(e["seat"], e["card"]) for e in truth if e["type"] == "play"]
     clear = {(e["seat"], e["card"]): e["clear_frame"] for e in truth if e["type"] == "play"}
+    # (a gap named later, by the camera or by elimination, is no measure of how soon a
+    # card is read: counted apart)
     latency = [e["frame"] - clear[(e["seat"], e["card"])] for e in events
-               if e["type"] == "play" and (e["seat"], e["card"]) in clear]
+               if e["type"] == "play" and "gap" not in e and (e["seat"], e["card"]) in clear]
     score = [e["score"] for e in events if e["type"] == "hand"]
     true_score = [e["score"] for e in truth if e["type"] == "hand"]
     return {
         "exact": got == want,
         "right_plays": sum(1 for g in got if g in set(want)),
+        # plays at their own place in the hand (a card read at the wrong turn is not)
+        "in_place": sum(a == b for a, b in zip(places, want)),
         "plays": len(want),
         "extra": len([g for g in got if g not in set(want)]),
-        "score_exact": score == true_score,
+        "gaps_named": {source: sum(1 for e in events if e["type"] == "play"
+                                   and "gap" in e and e.get("source") == source)
+                       for source in ("camera", "rules")},
+        # the hand's last score (a provisional one is followed by the exact one once
+        # its gaps are named)
+        "score_exact": bool(true_score) and score[-1:] == true_score[-1:],
         "warnings": sum(1 for e in events if e["type"] == "warning"),
         "latency": latency,
         "seconds": tracker.spent,
@@ -213,9 +238,12 @@ def _tally(results: list[dict]) -> dict:
         "hands_exact": sum(r["exact"] for r in results),
         "hands": len(results),
         "plays_right": sum(r["right_plays"] for r in results),
+        "plays_in_place": sum(r["in_place"] for r in results),
         "plays": sum(r["plays"] for r in results),
         "extra_plays": sum(r["extra"] for r in results),
         "scores_exact": sum(r["score_exact"] for r in results),
+        "gaps_named_by_camera": sum(r["gaps_named"]["camera"] for r in results),
+        "gaps_named_by_rules": sum(r["gaps_named"]["rules"] for r in results),
         "warnings": sum(r["warnings"] for r in results),
     }
 
@@ -243,8 +271,8 @@ def main() -> dict:
             r["deck"] = str(deck)
             results.append(r)
             print(f"{split} deck {deck} hand {i} ({r['rotation']}): exact={r['exact']} "
-                  f"plays {r['right_plays']}/{r['plays']} extra={r['extra']} "
-                  f"score_exact={r['score_exact']} warnings={r['warnings']} "
+                  f"plays {r['right_plays']}/{r['plays']} in place {r['in_place']} "
+                  f"extra={r['extra']} gaps named {r['gaps_named']} score_exact={r['score_exact']} warnings={r['warnings']} "
                   f"{r['frames'] / max(r['seconds'], 1e-9):.0f} fps "
                   f"({r['frames'] / max(r['cpu_seconds'], 1e-9):.0f} per CPU s) "
                   f"reads={r['reads']}", flush=True)
@@ -261,7 +289,8 @@ def main() -> dict:
             "by_rotation": {k: _tally([r for r in results if r["rotation"] == k])
                             for k in sorted({str(r["rotation"]) for r in results})},
         }
-    keys = ("hands_exact", "hands", "plays_right", "plays", "extra_plays", "scores_exact")
+    keys = ("hands_exact", "hands", "plays_right", "plays_in_place", "plays", "extra_plays",
+            "scores_exact")
     figures["side_by_side"] = {"columns": ["tuning", "heldout"],
                                "rows": {k: [figures["tuning"][k], figures["heldout"][k]]
                                         for k in keys}}

@@ -112,12 +112,15 @@ def hands(first: int, stop: int, jobs: int, heldout: bool) -> list[dict]:
         for r in pool.imap(one_hand, [(i, heldout) for i in range(first, stop)]):
             late = sum(1 for x in r["latency"] if x > LATE_LOOKS)
             print(f"{r['seed']} deck {r['deck']:>7}: plays {r['right_plays']}/{r['plays']} "
-                  f"extra {r['extra']} exact {r['exact']} warnings {r['warnings']} "
+                  f"in place {r['in_place']} extra {r['extra']} exact {r['exact']} "
+                  f"score {r['score_exact']} gaps named {r['gaps_named']} warnings {r['warnings']} "
                   f"reads {r['reads']} {r['frames'] / max(r['cpu_seconds'], 1e-9):.0f} "
                   f"frames per CPU s, late {late}", flush=True)
             done.append(r)
     frames, cpu = sum(r["frames"] for r in done), sum(r["cpu_seconds"] for r in done)
     print(f"in all: plays {sum(r['right_plays'] for r in done)}/{sum(r['plays'] for r in done)}"
+          f", in place {sum(r['in_place'] for r in done)}"
+          f", scores exact {sum(r['score_exact'] for r in done)}"
           f", hands exact {sum(r['exact'] for r in done)}/{len(done)}, extra "
           f"{sum(r['extra'] for r in done)}, warnings {sum(r['warnings'] for r in done)}, "
           f"reads {sum(r['reads'] for r in done)}, late "
