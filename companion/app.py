@@ -491,6 +491,7 @@ class Companion:
                     logger.exception("recognition failed on frame %d (%d so far)",
                                      frame.number - 1, self._feed_errors)
                 self.log.set_status("recognition", f"error: {exc}")
+            self._name_by_elimination(frame.number - 1)
 
     def observe(self, obs: Any) -> None:
         """Put one tracker observation into the game log and the events file. (A write
@@ -530,6 +531,32 @@ class Companion:
             except RuleError as exc:
                 self.events.write({"type": "warning", "frame": obs.frame, "message": str(exc)})
             return
+        self._play(obs)
+
+    def _name_by_elimination(self, frame: int) -> None:
+        """Name every open gap that only one card can fill, as the players would: the
+        rules leave no other card for it (R3, R9: at the end of a hand, the one card of
+        the gap's cult not played). Named with ``source`` "rules"; the table can still
+        correct it on the page. (The camera may yet read the card: it is then played
+        already, no event.) Looked at after every frame, so a gap left alone by one
+        the table named on the page is named too."""
+        while True:
+            gaps = self.log.snapshot()["hand"].get("gaps") or ()
+            sure = next((g for g in gaps if len(g["choices"]) == 1), None)
+            if sure is None:
+                return
+            try:
+                self.log.correct(sure["index"], sure["choices"][0], source="rules")
+            except RuleError as exc:  # (cannot happen for a choice the rules gave)
+                self.events.write({"type": "warning", "frame": frame, "message": str(exc)})
+                return
+            except LogError as exc:  # the log itself is gone: shown (see observe)
+                self.log.set_status("log", f"error: {exc}")
+                return
+
+    def _play(self, obs: Any) -> None:
+        """A card the camera read at a seat, given to the rules: a ``play`` (and a
+        ``trick`` and ``hand`` event where it ends one), or a refusal (a warning)."""
         before = self.log.snapshot()
         try:
             snap = self.log.play(obs.seat, obs.card, source="camera", frame=obs.frame)
