@@ -190,6 +190,26 @@ def test_a_covered_card_becomes_a_gap_and_the_hand_goes_on(tmp_path) -> None:
 
 
 @pytest.mark.slow
+def test_the_hands_last_card_read_as_a_card_played_is_the_one_left(tmp_path) -> None:
+    # The hand's last card shows the face of a card played earlier in the hand (as a
+    # face a numeral apart may be read): the rules leave that seat one card, so what
+    # was laid there is that card, and the hand ends with its exact score.
+    truth_movie = HandMovie(32, 0, SIZE, 10.0, hands=1, render=False)
+    for _ in truth_movie.frames():
+        pass
+    truth = [(e["seat"], e["card"]) for e in truth_movie.events if e["type"] == "play"]
+    score = next(e["score"] for e in truth_movie.events if e["type"] == "hand")
+    last_seat, last = truth[-1]
+    shown = next(c for s, c in truth[:-4] if s == last_seat)  # its own, tricks ago
+    log = GameLog.open(tmp_path / "data")
+    source = MovieRecording(HandMovie(32, 0, SIZE, 10.0, hands=1, misprint={last: shown}))
+    events, snap, _ = watch_source(tmp_path, source, log, 0)
+    assert play_events(events) == truth
+    assert [e["score"] for e in events if e["type"] == "hand"] == [score]
+    assert not any(e["type"] in ("warning", "gap") for e in events)
+
+
+@pytest.mark.slow
 def test_the_next_hand_may_lead_a_card_of_the_last_trick(tmp_path) -> None:
     # seed 5009: north's sun-purgatory lies in hand 1's last trick, the trick is swept,
     # the deck dealt anew, and north leads sun-purgatory again. That card was being

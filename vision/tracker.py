@@ -336,6 +336,17 @@ class Expectation:
             return False
         return self.hand.allows(where, what)
 
+    def only_card(self, seat: str) -> str | None:
+        """The one card the rules leave *seat* now, if they leave it one (R3, R9: the
+        last card of its cult not played, at the end of a hand with no gap of that
+        cult open); else None."""
+        assert self.hand is not None
+        try:
+            cards = self.hand.possible_cards(Seat.parse(seat))
+        except UnknownName:
+            return None
+        return cards[0].id if len(cards) == 1 else None
+
     def fills(self, seat: str, card: str) -> int | None:
         """The open gap at *seat* that *card* can fill (its index), if any."""
         for gap_seat, index in self.gaps:
@@ -880,6 +891,7 @@ class TableTracker:
         elif reading.confidence >= SURE_CONFIDENCE:
             zone.unreadable = None
         card = self._with_prior(zone.seat, card, reading, expect)
+        card = self._only_possible(zone, card, frame, expect)
         votes = self._vote(zone, card, reading.confidence, expect)
         # one read is enough only where the side's reads since it moved agreed
         sure = not zone.doubted and (reading.confidence >= SURE_CONFIDENCE
@@ -1094,6 +1106,25 @@ class TableTracker:
             if best - score <= PRIOR_MARGIN:
                 return choice
         return card
+
+    def _only_possible(self, zone: _Zone, card: str | None, frame: np.ndarray,
+                       expect: Expectation) -> str | None:
+        """*card*, read at *zone*, or the one card the rules leave the seat on turn
+        (:meth:`Expectation.only_card`) where *card* cannot be what it laid: the side
+        moved and looks laid since its last play (:meth:`_looks_laid`), and the card read
+        is neither the one on top there nor at another side (a neighbour's reaching in),
+        and the rules refuse it there (played already, or of the other cult). The
+        hand's last card, read as a face a numeral apart that was played already, was
+        otherwise no event at all, and the hand never ended (tuning hands 1800006 and
+        1800031, decks 106 and 109)."""
+        if (card is None or card == zone.top or expect.clearing or not zone.moved
+                or expect.next_seat != zone.seat or expect.legal(zone.seat, card)
+                or any(card == z.top for z in self.zones.values() if z is not zone)):
+            return card
+        only = expect.only_card(zone.seat)
+        if only is None or not self._looks_laid(zone, frame):
+            return card
+        return only
 
     def _laid(self, zone: _Zone, thumb: np.ndarray) -> bool:
         """Whether something moved here and left the side looking different from before

@@ -33,7 +33,7 @@ import os
 import random
 import sys
 import time
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -190,17 +190,20 @@ def blank_art(card_id: str, deck: int | str, px_per_mm: float) -> np.ndarray:
     return art
 
 
-def _drawing_blank(table: Table, blank: frozenset[str]) -> Any:
-    """``table.draw_card`` drawing the cards in *blank* with :func:`blank_art`."""
+def _drawing_otherwise(table: Table, blank: frozenset[str], misprint: Mapping[str, str]) -> Any:
+    """``table.draw_card`` drawing the cards in *blank* with :func:`blank_art`, and each
+    card in *misprint* with the face of the card it maps to (read as that card)."""
     draw = table.draw_card
     arts: dict[str, np.ndarray] = {}
 
     def draw_card(img: np.ndarray, shadow: np.ndarray, card: Placed) -> None:
-        if card.card_id not in blank:
+        cid = card.card_id
+        if cid not in blank and cid not in misprint:
             return draw(img, shadow, card)
-        if card.card_id not in arts:
-            arts[card.card_id] = blank_art(card.card_id, table.deck, table.art_px_per_mm)
-        return draw(img, shadow, card, arts[card.card_id])
+        if cid not in arts:
+            arts[cid] = (blank_art(cid, table.deck, table.art_px_per_mm) if cid in blank
+                         else card_bgra(misprint[cid], table.deck, table.art_px_per_mm))
+        return draw(img, shadow, card, arts[cid])
 
     return draw_card
 
@@ -235,7 +238,8 @@ class HandMovie:
                  moon_seats: tuple[str, str] | None = None,
                  purgatory_bias: float = 0.3, new_moon_cards: bool = False,
                  deck: int | str | None = None, rotation: str | float | None = None,
-                 blank: Collection[str] = (), resume: dict[str, Any] | None = None) -> None:
+                 blank: Collection[str] = (), resume: dict[str, Any] | None = None,
+                 misprint: Mapping[str, str] | None = None) -> None:
         if deck is None and style not in STYLES:
             raise ValueError(f"unknown art style {style!r} (styles: {STYLES})")
         if mode not in MODES:
@@ -274,8 +278,12 @@ class HandMovie:
             self.factors["twilight_aspect"] = round(self.table.sim_deck.twilight_aspect, 3)
         #: Cards drawn blank inside their border (:func:`blank_art`): never readable.
         self.blank = frozenset(blank)
-        if self.blank:
-            self.table.draw_card = _drawing_blank(self.table, self.blank)  # type: ignore[method-assign]
+        #: Cards drawn with another card's face (card -> the card it shows): misprints,
+        #: read as the card they show.
+        self.misprint = dict(misprint or {})
+        if self.blank or self.misprint:
+            self.table.draw_card = _drawing_otherwise(  # type: ignore[method-assign]
+                self.table, self.blank, self.misprint)
         #: Ground truth events (C7 form), appended as the movie goes.
         self.events: list[dict[str, Any]] = []
         #: C2 hand records of the hands played so far (complete ones and the current one).
