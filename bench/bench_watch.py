@@ -115,7 +115,7 @@ def watch_hand(seed: int, deck, folder: Path, fps: float = 10) -> dict:  # type:
         "exact": got == want,
         "right_plays": sum(1 for g in got if g in set(want)),
         # plays at their own place in the hand (a card read at the wrong turn is not)
-        "in_place": sum(a == b for a, b in zip(places, want)),
+        "in_place": sum(a == b for a, b in zip(places, want, strict=False)),
         "plays": len(want),
         "extra": len([g for g in got if g not in set(want)]),
         "gaps_named": {source: sum(1 for e in events if e["type"] == "play"
