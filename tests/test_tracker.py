@@ -190,10 +190,13 @@ def test_a_covered_card_becomes_a_gap_and_the_hand_goes_on(tmp_path) -> None:
 
 
 @pytest.mark.slow
-def test_the_hands_last_card_read_as_a_card_played_is_the_one_left(tmp_path) -> None:
+@pytest.mark.parametrize("face", ["played", "blank"])
+def test_the_hands_last_card_read_as_a_card_played_is_the_one_left(tmp_path, face) -> None:
     # The hand's last card shows the face of a card played earlier in the hand (as a
-    # face a numeral apart may be read): the rules leave that seat one card, so what
-    # was laid there is that card, and the hand ends with its exact score.
+    # face a numeral apart may be read), or nothing that can be read: the rules leave
+    # that seat one card, so what was laid there is that card, and the hand ends with
+    # its exact score (it never ended before: no gap is made where no later card waits
+    # and the trick is swept away).
     truth_movie = HandMovie(32, 0, SIZE, 10.0, hands=1, render=False)
     for _ in truth_movie.frames():
         pass
@@ -202,7 +205,8 @@ def test_the_hands_last_card_read_as_a_card_played_is_the_one_left(tmp_path) -> 
     last_seat, last = truth[-1]
     shown = next(c for s, c in truth[:-4] if s == last_seat)  # its own, tricks ago
     log = GameLog.open(tmp_path / "data")
-    source = MovieRecording(HandMovie(32, 0, SIZE, 10.0, hands=1, misprint={last: shown}))
+    drawn = {"misprint": {last: shown}} if face == "played" else {"blank": {last}}
+    source = MovieRecording(HandMovie(32, 0, SIZE, 10.0, hands=1, **drawn))
     events, snap, _ = watch_source(tmp_path, source, log, 0)
     assert play_events(events) == truth
     assert [e["score"] for e in events if e["type"] == "hand"] == [score]

@@ -836,6 +836,7 @@ class TableTracker:
         card = reading.card_id
         if card not in (None, "unknown") and reading.confidence < MIN_CONFIDENCE:
             card = self._weak(zone, card, expect, reading, thumb, forced)
+        card = self._only_possible(zone, card, frame, expect)
         if card == "unknown" or (card is None and early is not None):  # no vote
             glimpse = _glimpse(reading)
             if glimpse is not None:
@@ -891,7 +892,6 @@ class TableTracker:
         elif reading.confidence >= SURE_CONFIDENCE:
             zone.unreadable = None
         card = self._with_prior(zone.seat, card, reading, expect)
-        card = self._only_possible(zone, card, frame, expect)
         votes = self._vote(zone, card, reading.confidence, expect)
         # one read is enough only where the side's reads since it moved agreed
         sure = not zone.doubted and (reading.confidence >= SURE_CONFIDENCE
@@ -1112,11 +1112,12 @@ class TableTracker:
         """*card*, read at *zone*, or the one card the rules leave the seat on turn
         (:meth:`Expectation.only_card`) where *card* cannot be what it laid: the side
         moved and looks laid since its last play (:meth:`_looks_laid`), and the card read
-        is neither the one on top there nor at another side (a neighbour's reaching in),
-        and the rules refuse it there (played already, or of the other cult). The
-        hand's last card, read as a face a numeral apart that was played already, was
-        otherwise no event at all, and the hand never ended (tuning hands 1800006 and
-        1800031, decks 106 and 109)."""
+        ("unknown" too) is neither the one on top there nor at another side (a
+        neighbour's reaching in), and the rules refuse it there (played already, or of
+        the other cult). The hand's last card, read as a face a numeral apart that was
+        played already, was otherwise no event at all, and the hand never ended (tuning
+        hands 1800006 and 1800031, decks 106 and 109); one that cannot be read was no
+        gap either (no later card waits for it, and its trick is swept away)."""
         if (card is None or card == zone.top or expect.clearing or not zone.moved
                 or expect.next_seat != zone.seat or expect.legal(zone.seat, card)
                 or any(card == z.top for z in self.zones.values() if z is not zone)):
