@@ -22,7 +22,7 @@ from vision.annotate import annotate
 from vision.deck_art import render_card
 from vision.profile import REQUIRED_IDS, DeckProfile, builtin_profile, load_deck
 from vision.read import align
-from vision.recognise import Recogniser
+from vision.recognise import Recogniser, inscribed_outlines
 from vision.sim.decks import deck_images, sim_deck, taught_deck
 from vision.sim.simulator import (
     add_glare,
@@ -692,6 +692,40 @@ def test_a_card_photographed_at_a_tilt_is_aligned_in_perspective(card_id, angle)
     assert quad_error(got, quad) < 0.02
     fine = rec.reader.banks[-1]
     assert quad_error(align(image, start, fine, fine.ids.index(card_id)), quad) > 0.04
+
+
+@pytest.mark.parametrize("angle", [0.0, 17.0, 45.0, 90.0, 123.0, 250.0, 333.0])
+@pytest.mark.parametrize("margin", [0.0, 0.05])
+def test_the_outlines_a_tight_crop_holds(angle, margin):
+    """A card of the deck's outline ratio turned any way and cropped to its bounding
+    box (and a margin of up to a twentieth each way) is among the outlines inscribed in
+    the photo, within a fiftieth of its diagonal."""
+    aspect = 1.43
+    a = np.radians(angle)
+    turn = np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
+    card = np.array([(-1, -aspect), (1, -aspect), (1, aspect), (-1, aspect)]) * 75 @ turn.T
+    lo, hi = card.min(axis=0), card.max(axis=0)
+    pad = margin * (hi - lo).max()
+    card = card - lo + pad
+    w, h = np.ceil(hi - lo + 2 * pad).astype(int)
+    assert min(quad_error(q, card.astype(np.float32))
+               for q in inscribed_outlines(int(w), int(h), aspect)) < 0.02
+
+
+@pytest.mark.parametrize("card_id,angle", [("moon-adept", 35.0), ("moon-purgatory", 123.0),
+                                           ("sun-temple", 160.0)])
+def test_a_turned_card_cropped_tightly_round_it(card_id, angle):
+    """A photo cropped to a turned card's bounding box, the card on a cloth of its own
+    rim's colour: its corners touch the photo's borders, and no outline found on
+    edges or the whole photo names it. The card is where a card of the deck's outline
+    ratio, turned so that it fits the photo, lies."""
+    face = deck_images("builtin")[card_id]
+    rim = np.median(np.concatenate([face[:4].reshape(-1, 3), face[-4:].reshape(-1, 3)]), axis=0)
+    cloth = np.full((480, 480, 3), rim, np.uint8)
+    image, quad = _card_photo_and_quad(card_id, angle, face=face, cloth=cloth, far=0.0)
+    (x0, y0), (x1, y1) = np.floor(quad.min(axis=0)).astype(int), np.ceil(quad.max(axis=0)).astype(int)
+    crop = np.ascontiguousarray(image[y0:y1, x0:x1])
+    assert Recogniser(builtin_profile(0)).identify_card(crop).card_id == card_id
 
 
 def test_recognise_card_photo_on_gingham():
