@@ -194,14 +194,15 @@ class Recogniser:
         likeness = self.reader.likeness(image, outlines)
         per_turn = len(CARD_PHOTO_SHRINK)
         turns = len(outlines) // per_turn
+        apart = CARD_PHOTO_APART * turns / 180  # in turns of the list
         taken: list[int] = []
         for i in (int(i) for i in np.argsort(-likeness)):
-            t = i // per_turn
-            if all(min(abs(t - u // per_turn), turns - abs(t - u // per_turn))
-                   > CARD_PHOTO_APART * turns / 180 for u in taken):
-                taken.append(i)
             if len(taken) == CARD_PHOTO_TIGHT:
                 break
+            t = i // per_turn
+            if all(min(abs(t - u), turns - abs(t - u)) > apart
+                   for u in (j // per_turn for j in taken)):
+                taken.append(i)
         return [outlines[i] for i in taken]
 
     def identify_card(self, image: np.ndarray) -> Identity:
