@@ -889,6 +889,69 @@ def test_a_card_no_outline_shows_is_read_where_the_side_changed(monkeypatch) -> 
     assert tracker.rec.read_side(laid, tracker.pose, "north", laid=rect).card_id == card
 
 
+
+def test_a_read_within_the_outlines_only_searches_no_further(monkeypatch) -> None:
+    # A card seen whole within its outline is named alike either way; the searches
+    # beyond the outlines (here: where the side changed) are left out, so a card on a
+    # pile that no outline shows stays unnamed.
+    import vision.read
+    from vision.sim.decks import taught_deck
+    from vision.tracker import TableTracker
+
+    frames, lead = _first_play()
+    laid = frames[lead["clear_frame"] + 5].image
+    tracker = TableTracker(taught_deck(0))
+    pose = tracker.rec.locate(laid)
+    assert pose is not None
+    whole = tracker.rec.read_side(laid, pose, lead["seat"], outlines_only=True)
+    assert whole.card_id == tracker.rec.read_side(laid, pose, lead["seat"]).card_id \
+        == lead["card"]
+
+    before, on_pile, _, card = _pile(22, (12, 0))
+    tracker = TableTracker(taught_deck(0))
+    _shower(tracker, [])(before, 12)
+    zone = tracker.zones["north"]
+    rect = tracker._where_laid(zone, zone.fine.look(on_pile))
+    none = (np.zeros((0, 4, 2), np.float32), np.zeros((0, 4), np.float32))
+    monkeypatch.setattr(vision.read.Q, "card_quads", lambda *a, **k: none)
+    monkeypatch.setattr(vision.read.Q, "card_hypotheses", lambda *a, **k: none[0])
+    assert tracker.rec.read_side(on_pile, tracker.pose, "north", laid=rect).card_id == card
+    assert tracker.rec.read_side(on_pile, tracker.pose, "north", laid=rect,
+                                 outlines_only=True).card_id is None
+
+
+def test_a_forced_read_of_a_side_as_found_empty_reads_its_outlines_only() -> None:
+    # A forced read (the seat on turn looked at again while later cards wait) of a side
+    # that looks as when it was found empty reads within the outlines only: the searches
+    # beyond them found nothing in that picture before. Where the side looks otherwise,
+    # the read is whole.
+    from vision.sim.decks import taught_deck
+    from vision.tracker import TableTracker
+
+    frames, lead = _first_play()
+    seat = lead["seat"]
+    laid = frames[lead["clear_frame"] + 5].image
+    tracker = TableTracker(taught_deck(0))
+    read_side = tracker.rec.read_side
+    asked: list = []
+
+    def noted(frame, pose, where, **known):  # type: ignore[no-untyped-def]
+        asked.append(known.get("outlines_only", False))
+        return read_side(frame, pose, where, **known)
+
+    tracker.rec.read_side = noted
+    show = _shower(tracker, [])
+    show(frames[0].image, 12)
+    zone = tracker.zones[seat]
+    assert zone.empty_looks  # found empty
+    asked.clear()
+    assert tracker._read_side(zone, frames[0].image, False, forced=True).card_id is None
+    assert asked == [True]
+    show(laid, 12)
+    asked.clear()
+    assert tracker._read_side(zone, laid, False, forced=True).card_id == lead["card"]
+    assert asked == [False]
+
 @pytest.mark.slow
 def test_a_card_laid_where_no_motion_showed_is_read_while_a_later_card_waits(tmp_path) -> None:
     # Dim light, a dark cloth, a dark hand laying a dark blue card: the side of the seat

@@ -235,14 +235,18 @@ class SideReader:
 
     # -- one side
     def read(self, frame: np.ndarray, pose: TwilightPose, side: int,
-             laid: np.ndarray | None = None, among: Collection[str] | None = None
-             ) -> tuple[np.ndarray, Identity, float] | None:
+             laid: np.ndarray | None = None, among: Collection[str] | None = None,
+             outlines_only: bool = False) -> tuple[np.ndarray, Identity, float] | None:
         """The uppermost card beyond *side*: (quad in frame px, TL, TR, BR, BL of its
         upright art; its :class:`Identity`; its outline's least side support), or None
         where no card lies. *laid* (4 x 2 frame px, optional): the rectangle where
         something was just laid (:meth:`_where_laid`). *among* (card ids, optional): the
         cards that may lie there (a watcher of a hand knows the cards played); a card
-        the faces alone leave undecided is named as one of them where they tell."""
+        the faces alone leave undecided is named as one of them where they tell.
+        *outlines_only*: the card among the outlines found, as named there, without the
+        searches beyond them (where the side changed, uneven light, rough outlines by
+        their look, the face search, off the outlines): a picture those searched before
+        and found no card in, read again (see :class:`vision.tracker.TableTracker`)."""
         outline = zone_outline(pose, side)
         fh, fw = frame.shape[:2]
         area_px = abs(cv2.contourArea(outline.astype(np.float32)))
@@ -288,6 +292,8 @@ class SideReader:
         # little): where the side changed may name the card itself, more surely
         weak = (found is not None and found[1].card_id != "unknown"
                 and found[1].confidence < WEAK_NAME)
+        if outlines_only:
+            return found
         if found is not None and (found[1].card_id != "unknown" or found[1].plausible) \
                 and not weak:
             return found

@@ -134,16 +134,19 @@ class Recogniser:
     def read_side(self, frame: np.ndarray, pose: TwilightPose, seat: Seat | str,
                   warpable: np.ndarray | None = None, *,
                   laid: np.ndarray | None = None,
-                  among: Collection[str] | None = None) -> SideReading:
+                  among: Collection[str] | None = None,
+                  outlines_only: bool = False) -> SideReading:
         """The uppermost card at *seat*'s side of the Twilight card at *pose*. *laid*: where
         a card was just laid there (4 x 2 frame px: what changed since the side was last
         seen, as a watcher of a video knows it), tried where no outline shows a card or
         one names a card only weakly. *among*: the cards that may lie there (card ids: a
         watcher of a hand knows which are played and where): a card its faces alone leave
-        undecided is named as one of them where they tell it."""
+        undecided is named as one of them where they tell it. *outlines_only*: read
+        within the outlines found only (:meth:`vision.read.SideReader.read`)."""
         t0 = time.perf_counter()
         seat = Seat.parse(seat) if isinstance(seat, str) else seat
-        found = self.reader.read(frame, pose, pose.seat_side(seat), laid=laid, among=among)
+        found = self.reader.read(frame, pose, pose.seat_side(seat), laid=laid, among=among,
+                                  outlines_only=outlines_only)
         if found is None:
             reading = SideReading(seat.value, None, 0.0, None, None)
         else:
