@@ -889,7 +889,6 @@ def test_a_card_no_outline_shows_is_read_where_the_side_changed(monkeypatch) -> 
     assert tracker.rec.read_side(laid, tracker.pose, "north", laid=rect).card_id == card
 
 
-
 def test_a_read_within_the_outlines_only_searches_no_further(monkeypatch) -> None:
     # A card seen whole within its outline is named alike either way; the searches
     # beyond the outlines (here: where the side changed) are left out, so a card on a
@@ -951,6 +950,7 @@ def test_a_forced_read_of_a_side_as_found_empty_reads_its_outlines_only() -> Non
     asked.clear()
     assert tracker._read_side(zone, laid, False, forced=True).card_id == lead["card"]
     assert asked == [False]
+
 
 @pytest.mark.slow
 def test_a_card_laid_where_no_motion_showed_is_read_while_a_later_card_waits(tmp_path) -> None:

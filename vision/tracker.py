@@ -951,11 +951,12 @@ class TableTracker:
                 and (zone.idle_read[0].card_id is not None or not self._laid_look(zone, look))):
             return zone.idle_read[0]
         self.reads += 1
-        again = forced and any(zone.fine.changed(look, empty) < UNCHANGED_SHARE
-                               for empty in zone.empty_looks)
+        # as found empty: searched beyond its outlines already
+        searched = forced and any(zone.fine.changed(look, empty) < UNCHANGED_SHARE
+                                  for empty in zone.empty_looks)
         reading = self.rec.read_side(frame, self.pose, zone.seat,
-                                     laid=None if again else self._where_laid(zone, look),
-                                     among=among, outlines_only=again)
+                                     laid=None if searched else self._where_laid(zone, look),
+                                     among=among, outlines_only=searched)
         idle = reading.card_id is None or reading.card_id == zone.top
         zone.idle_read = (reading, look) if idle else None
         return reading
