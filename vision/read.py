@@ -288,12 +288,12 @@ class SideReader:
                 return named
         if found is not None and found[1].duelled and zone.among is None:
             found = self._duel_seen_again(zone, found)
+        if outlines_only:
+            return found
         # named too weakly to count (a box by a lamp's reflection fitting some face a
         # little): where the side changed may name the card itself, more surely
         weak = (found is not None and found[1].card_id != "unknown"
                 and found[1].confidence < WEAK_NAME)
-        if outlines_only:
-            return found
         if found is not None and (found[1].card_id != "unknown" or found[1].plausible) \
                 and not weak:
             return found
